@@ -1,0 +1,32 @@
+# Two entry points (see README): `make lab` and `make test`. Both build .venv from this
+# project's own files, so a fresh clone needs only Python 3.10+ and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev,notebooks]"
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+test: $(STAMP)
+	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+lint: $(STAMP)
+	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache
