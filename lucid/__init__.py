@@ -1,0 +1,28 @@
+"""Lucid: a small, complete deep-learning framework written to be read.
+
+Layers, bottom-up (imports flow one way):  types (dtypes) -> backends -> autograd (mode and
+the backward walk) -> tensor -> ops (the catalogue) -> creation.
+"""
+
+from lucid import types
+from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
+from lucid.tensor import Tensor, tensor
+from lucid.types import (
+    Complex,
+    Complex64,
+    Float,
+    Float16,
+    Float32,
+    Float64,
+    Int,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Numeric,
+)
+from lucid import ops  # noqa: E402  (registers ops and Tensor operators)
+from lucid.ops.elementwise import *  # noqa: F403,E402
+from lucid import autograd  # noqa: E402
+
+__version__ = "0.1.0"

@@ -1,0 +1,172 @@
+"""The backward walk: reverse-mode autodiff over the graph of Tensors.
+
+Every Tensor made by an op remembers the op (``_op``) and its inputs (``_prev``).  Backward
+from a tensor ``L``:
+
+1. seed ``dL/dL`` (ones of L's shape, unless a gradient is given);
+2. order the graph so each node comes after every node that uses it (a topological order,
+   built with an explicit stack: a 100,000-op chain must not hit Python's recursion limit);
+3. visit each node *once*, in that order.  When a node is reached, every path to it has
+   already delivered its contribution, so its gradient is complete:
+
+       dL/dx = sum over children y of  dL/dy * dy/dx
+
+   The node's op turns that gradient into one gradient per input (its local backward rule),
+   and each input *adds* it to what it has received so far.
+
+Gradients in flight live in ``Tensor._g``; only leaves (and tensors asked to ``keep_grad``)
+keep theirs in ``.grad``, accumulating across backward calls as in PyTorch.  Afterwards each
+op drops what it saved for backward ("the graph is released") unless ``retain_graph=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid.backends import BACKENDS
+from lucid.shapes import broadcasts_to, fmt, sum_to
+
+
+def topological_order(root: Any) -> list[Any]:
+    """Nodes that need a gradient, each once, ``root`` first and every node before its inputs.
+
+    Iterative depth-first search.  A node is expanded the first time it is popped (``visited``)
+    and emitted after all its inputs (``done`` marker), so shared sub-graphs and an op that
+    uses the same input twice (``x * x``) still put each node in the order exactly once.
+    """
+    order: list[Any] = []
+    visited = set()
+    stack = [(root, False)]
+    push = stack.append
+    pop = stack.pop
+    while stack:
+        node, done = pop()
+        if done:
+            order.append(node)
+            continue
+        if node in visited:
+            continue
+        visited.add(node)
+        push((node, True))
+        for parent in node._prev:
+            if parent.requires_grad and parent not in visited:
+                push((parent, False))
+    order.reverse()
+    return order
+
+
+def released_error(node: Any) -> RuntimeError:
+    return RuntimeError(
+        f"backward through {type(node._op).__name__}: its graph was already released by an "
+        "earlier backward(). Pass retain_graph=True to that first backward() if you need to "
+        "run backward through the same graph again."
+    )
+
+
+def run_backward(
+    root: Any,
+    seed: Any,
+    keep_grad: bool = False,
+    retain_graph: bool = False,
+    capture: dict | None = None,
+) -> None:
+    """Propagate ``seed`` (= dL/droot) to every node below ``root``.
+
+    With ``capture`` (a dict keyed by tensors), the complete gradient of each captured tensor
+    is stored there instead of being accumulated into leaves' ``.grad`` (``autograd.grad``).
+    """
+    order = topological_order(root)
+    for node in order:  # fail before touching any gradient
+        op = node._op
+        if op is not None and node.requires_grad and op.versions is None:
+            raise released_error(node)
+    root._g = seed
+    try:
+        for node in order:
+            g = node._g
+            node._g = None
+            if g is None:
+                continue
+            if node._hooks:
+                g = _run_hooks(node, g)
+            op = node._op
+            if capture is not None:
+                if node in capture:
+                    capture[node] = g
+            elif op is None or keep_grad or node.keep_grad:
+                # Leaves keep their gradient; copy so no two tensors share one array
+                # (an in-place update of one .grad must never change another's).
+                if node.grad is None:
+                    node.grad = BACKENDS[node.device].copy(g) if op is None else g
+                else:
+                    node.grad = node.grad + g
+            if op is None:
+                continue
+            _check_versions(node, op)
+            grads = op.backward(BACKENDS[node.device].xp, g)
+            if not retain_graph:
+                op.release()
+            broadcasts = op.broadcasts
+            for parent, pg in zip(node._prev, grads):
+                if pg is None or not parent.requires_grad:
+                    continue
+                if pg.shape != parent.shape:
+                    pg = _fit_shape(op, pg, parent, broadcasts)
+                if pg.dtype != parent.data.dtype:
+                    pg = pg.astype(parent.data.dtype)
+                if parent._g is None:
+                    parent._g = pg
+                else:
+                    parent._g = parent._g + pg
+    finally:
+        for node in order:  # an exception mid-walk must not leave gradients in flight
+            node._g = None
+
+
+def _run_hooks(node: Any, g: Any) -> Any:
+    from lucid.tensor import Tensor  # hooks see Tensors; engine sits below tensor.py
+
+    for hook in list(node._hooks.values()):
+        out = hook(Tensor._wrap(g, node.device))
+        if out is not None:
+            data = out.data if isinstance(out, Tensor) else out
+            if tuple(data.shape) != node.shape:
+                raise RuntimeError(
+                    f"hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
+                    f"{fmt(tuple(data.shape))} for a tensor of shape {fmt(node.shape)}"
+                )
+            g = data
+    return g
+
+
+def _check_versions(node: Any, op: Any) -> None:
+    versions = op.versions
+    if versions:
+        for i, (parent, saved) in enumerate(zip(node._prev, versions)):
+            if parent._version != saved:
+                raise RuntimeError(
+                    f"backward through {type(op).__name__}: input {i} (shape "
+                    f"{fmt(parent.shape)}) was modified in place after the forward pass "
+                    f"(version {saved} at forward, {parent._version} now), but "
+                    f"{type(op).__name__} saved it for backward. Use an out-of-place "
+                    "operation (x = x + y) instead of the in-place one."
+                )
+    if op.saves_output and node._version != 0:
+        raise RuntimeError(
+            f"backward through {type(op).__name__}: its output (shape {fmt(node.shape)}) was "
+            f"modified in place after the forward pass (version 0 at forward, "
+            f"{node._version} now), but {type(op).__name__} saved it for backward. Use an "
+            "out-of-place operation instead."
+        )
+
+
+def _fit_shape(op: Any, g: Any, parent: Any, broadcasts: bool) -> Any:
+    """Sum a broadcast gradient down to its input's shape; anything else is a bug in a rule."""
+    shape = parent.shape
+    if broadcasts and broadcasts_to(shape, tuple(g.shape)):
+        return sum_to(BACKENDS[parent.device].xp, g, shape)
+    raise RuntimeError(
+        f"{type(op).__name__}.backward returned a gradient of shape {fmt(tuple(g.shape))} for "
+        f"an input of shape {fmt(shape)}: the rule is wrong (gradients are never silently "
+        "reshaped)"
+    )

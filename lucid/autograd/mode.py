@@ -1,0 +1,87 @@
+"""Global switches read by the dispatcher on every op: grad mode and FLOPs counting.
+
+Both are plain attributes of one small object so that the hot path pays one attribute read
+each.  (They are process-wide, not thread-local: Lucid is a teaching engine run in one thread.)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Mode:
+    __slots__ = ("grad", "flops")
+
+    def __init__(self) -> None:
+        self.grad = True  # record graphs for autograd
+        self.flops = False  # record each op's FLOPs (and keep the graph even without grad)
+
+
+MODE = _Mode()
+
+
+def grad_enabled() -> bool:
+    """True when operations record a graph for backward."""
+    return MODE.grad
+
+
+class _GradMode:
+    """Context manager *and* decorator that sets grad mode, restoring the previous one."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._prev: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._prev.append(MODE.grad)
+        MODE.grad = self.enabled
+
+    def __exit__(self, *exc: object) -> None:
+        MODE.grad = self._prev.pop()
+
+    def __call__(self, fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with _GradMode(self.enabled):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def no_grad() -> _GradMode:
+    """Disable graph recording: ``with lucid.no_grad(): ...`` or ``@lucid.no_grad()``.
+
+    Nothing is recorded inside (zero cost): results have ``requires_grad=False`` and no
+    ``_op``/``_prev`` -- unless FLOPs counting is on, which keeps the graph to count it.
+    """
+    return _GradMode(False)
+
+
+def enable_grad() -> _GradMode:
+    """Re-enable graph recording inside a ``no_grad`` block."""
+    return _GradMode(True)
+
+
+@contextmanager
+def count_flops() -> Iterator[None]:
+    """Record FLOPs for every op run inside the block; read them with ``tensor.flops``.
+
+    Nests and restores the previous state.  While on, the graph is kept even under
+    ``no_grad`` so inference FLOPs can be summed.  Off (the default) it costs nothing.
+    """
+    prev = MODE.flops
+    MODE.flops = True
+    try:
+        yield
+    finally:
+        MODE.flops = prev
+
+
+def flops_enabled() -> bool:
+    """True inside ``lucid.count_flops()``."""
+    return MODE.flops

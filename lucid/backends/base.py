@@ -1,0 +1,31 @@
+"""The interface every backend provides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Backend:
+    """A device's array library plus the handful of helpers whose spelling differs.
+
+    ``xp`` is the array namespace ops compute with.  Everything else here exists because NumPy
+    and MLX really disagree on it.
+    """
+
+    name: str
+    device: str
+    xp: Any
+    array_type: type
+
+    def asarray(self, data: Any, dtype: Any = None) -> Any:
+        raise NotImplementedError
+
+    def to_numpy(self, array: Any) -> Any:
+        raise NotImplementedError
+
+    def scatter_add(self, shape: tuple[int, ...], dtype: Any, index: Any, values: Any) -> Any:
+        """``out = zeros(shape); out[index] += values`` with repeated indices accumulating."""
+        raise NotImplementedError
+
+    def copy(self, array: Any) -> Any:
+        raise NotImplementedError

@@ -1,0 +1,30 @@
+"""The "cpu" device: NumPy arrays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lucid.backends.base import Backend
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+    device = "cpu"
+    xp = np
+    array_type = np.ndarray
+
+    def asarray(self, data: Any, dtype: Any = None) -> np.ndarray:
+        return np.asarray(data, dtype=dtype)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return np.asarray(array)
+
+    def scatter_add(self, shape, dtype, index, values) -> np.ndarray:
+        out = np.zeros(shape, dtype=dtype)
+        np.add.at(out, index, values)
+        return out
+
+    def copy(self, array: np.ndarray) -> np.ndarray:
+        return array.copy()

@@ -1,0 +1,11 @@
+"""The op catalogue.  Each module holds one family; each op is one class (see ``base.py``).
+
+Importing this package registers every op in ``REGISTRY`` and attaches Tensor's operators.
+"""
+
+from lucid.ops import elementwise  # noqa: F401  (registers the ops)
+from lucid.ops.base import REGISTRY, Op, apply
+from lucid.ops.elementwise import *  # noqa: F403
+from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches operators to Tensor)
+
+__all__ = ["REGISTRY", "Op", "apply"]

@@ -1,0 +1,192 @@
+"""The ``Op`` base class, the op registry and the dispatcher ``apply``.
+
+One operation is one class holding everything about it (STYLE #1)::
+
+    class Exp(Op):
+        '''y = e^x.   dy/dx = e^x = y, so backward reuses the output.'''
+        name = "exp"
+        saves_output = True
+        def forward(self, xp, x):           self.y = xp.exp(x); return self.y
+        def backward(self, xp, g):          return (g * self.y,)
+        def forward_flops(self, out, x):    return out.size
+        def backward_flops(self, out, x):   return out.size
+
+``forward`` and ``backward`` receive ``xp``, the array namespace of the device the op runs on
+(``numpy`` for "cpu", ``mlx.core`` for "gpu"), and plain backend arrays, never Tensors.  The
+op checks its inputs at the top of ``forward`` (before any work) and keeps whatever backward
+needs on ``self``.  ``backward(g)`` returns one gradient per input (None where there is none).
+
+:func:`apply` is the single path every op call takes: promote arguments to tensors, choose the
+device, run ``forward``, wrap the result and -- only when a gradient or a FLOPs count is wanted
+-- record ``_op``/``_prev`` on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from lucid.autograd.mode import MODE
+from lucid.backends import BACKENDS
+from lucid.shapes import fmt
+from lucid.tensor import _PY_SCALARS, Tensor
+
+REGISTRY: dict[str, type[Op]] = {}
+
+
+class Op:
+    """Base class of every operation.  Subclasses set ``name`` to register themselves."""
+
+    # ``versions`` (input versions at forward; None once the graph is released), ``flops`` and
+    # ``flops_bwd`` (recorded under count_flops) are the engine's; everything an op saves for
+    # its backward goes in ``__dict__`` and is dropped by ``release``.
+    __slots__ = ("__dict__", "versions", "flops", "flops_bwd")
+
+    name: ClassVar[str] = ""
+    differentiable: ClassVar[bool] = True
+    #: gradients may come back at the broadcast shape and are summed down to the input's shape
+    broadcasts: ClassVar[bool] = False
+    #: backward reads the inputs' values (so in-place changes to them are an error)
+    saves_inputs: ClassVar[bool] = True
+    #: backward reads the output's value
+    saves_output: ClassVar[bool] = False
+    #: record ``self.needs`` (which inputs require grad) so backward can skip dead work
+    wants_needs: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("name")
+        if name:
+            if name in REGISTRY:
+                raise RuntimeError(f"op name {name!r} registered twice")
+            REGISTRY[name] = cls
+
+    def forward(self, xp: Any, *xs: Any) -> Any:
+        raise NotImplementedError
+
+    def backward(self, xp: Any, g: Any) -> tuple[Any, ...]:
+        raise NotImplementedError(f"{self.name}: no backward rule")
+
+    def forward_flops(self, out: Any, *xs: Any) -> int:
+        """FLOPs of the forward pass (MACs for matmul/conv; elements for elementwise ops)."""
+        raise NotImplementedError(f"{self.name}: no FLOPs rule")
+
+    def backward_flops(self, out: Any, *xs: Any) -> int:
+        """FLOPs of this op's backward rule, counted the same way."""
+        raise NotImplementedError(f"{self.name}: no backward FLOPs rule")
+
+    def release(self) -> None:
+        """Drop what was saved for backward; a second backward then raises."""
+        self.__dict__.clear()
+        self.versions = None
+
+    def error(self, message: str, kind: type[Exception] = ValueError) -> Exception:
+        """An exception whose message starts with this op's name."""
+        return kind(f"{self.name}: {message}")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+# Python scalars take the dtype of the tensor they meet (NumPy 2's "weak scalar" rule):
+# float32 tensor + 2.5 stays float32, int32 tensor + 2.5 becomes float64.
+_WEAK_DTYPE: dict[tuple[Any, type], Any] = {}
+
+
+def _scalar_array(value: Any, like: Any, op: Op) -> Any:
+    key = (like, type(value))
+    dtype = _WEAK_DTYPE.get(key)
+    if dtype is None:
+        dtype = np.result_type(np.dtype(like), value) if like is not None else None
+        _WEAK_DTYPE[key] = dtype
+    return np.asarray(value, dtype=dtype)
+
+
+def _promote(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
+    """Turn scalars, lists and arrays among ``args`` into free tensors."""
+    ref = next((a for a in args if isinstance(a, Tensor)), None)
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(a)
+        elif isinstance(a, _PY_SCALARS):
+            like = None if ref is None else ref.data.dtype
+            t = Tensor._wrap(_scalar_array(a, like, op), "cpu")
+            t._free = True
+            out.append(t)
+        else:
+            try:
+                t = Tensor(a)
+            except TypeError as exc:
+                raise op.error(
+                    f"cannot use an argument of type {type(a).__name__} as a tensor "
+                    "(expected a Tensor, a number, a list or a NumPy array)",
+                    TypeError,
+                ) from exc
+            t._free = True
+            out.append(t)
+    return tuple(out)
+
+
+def _resolve_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, ...]]:
+    """Pick the op's device; free tensors follow it, fixed ones on another device are an error."""
+    fixed = {a.device for a in args if not a._free}
+    if len(fixed) > 1:
+        listed = ", ".join(f"{fmt(a.shape)} on {a.device!r}" for a in args)
+        raise RuntimeError(
+            f"{op.name}: inputs are on different devices ({listed}). Move them to one device "
+            "first, e.g. x.to('gpu') or x.to('cpu')."
+        )
+    if fixed:
+        device = fixed.pop()
+    else:
+        device = "gpu" if any(a.device == "gpu" for a in args) else "cpu"
+    return device, tuple(a if a.device == device else a.to(device) for a in args)
+
+
+def apply(op: Op, *args: Any) -> Tensor:
+    """Run ``op`` on ``args`` and return the result Tensor, recording the graph if needed."""
+    for a in args:
+        if not isinstance(a, Tensor):
+            args = _promote(op, args)
+            break
+    device = args[0].device
+    for a in args:
+        if a.device != device:
+            device, args = _resolve_device(op, args)
+            break
+    datas = [a.data for a in args]
+    data = op.forward(BACKENDS[device].xp, *datas)
+
+    out = Tensor._wrap(data, device)
+    mode = MODE
+    requires = False
+    if mode.grad and op.differentiable:
+        for a in args:
+            if a.requires_grad:
+                requires = True
+                break
+    if requires or mode.flops:
+        out.requires_grad = requires
+        out._prev = args
+        out._op = op
+        op.versions = tuple([a._version for a in args]) if op.saves_inputs else ()
+        if op.wants_needs:
+            op.needs = tuple([a.requires_grad for a in args])
+        if mode.flops:
+            op.flops = int(op.forward_flops(data, *datas))
+            op.flops_bwd = int(op.backward_flops(data, *datas)) if requires else 0
+    for a in args:
+        if not a._free:
+            break
+    else:
+        out._free = True
+    return out
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
