@@ -23,6 +23,11 @@ from lucid.types import (
 )
 from lucid import ops  # noqa: E402  (registers ops and Tensor operators)
 from lucid.ops.elementwise import *  # noqa: F403,E402
+from lucid.ops.indexing import *  # noqa: F403,E402
+from lucid.ops.linalg import *  # noqa: F403,E402
+from lucid.ops.reduction import *  # noqa: F403,E402
+from lucid.ops.shape import *  # noqa: F403,E402
+from lucid.creation import *  # noqa: F403,E402
 from lucid import autograd  # noqa: E402
 
 __version__ = "0.1.0"

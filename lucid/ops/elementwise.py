@@ -15,6 +15,53 @@ from lucid.ops.base import Op, apply
 from lucid.shapes import broadcast_shape
 from lucid.types import as_numeric
 
+__all__ = [
+    "_predicate",
+    "neg",
+    "exp",
+    "log",
+    "log2",
+    "sqrt",
+    "abs",
+    "sign",
+    "reciprocal",
+    "square",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "clip",
+    "round",
+    "floor",
+    "ceil",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "floordiv",
+    "pow",
+    "maximum",
+    "minimum",
+    "equal",
+    "not_equal",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "isnan",
+    "isinf",
+    "astype",
+]
+
 # --------------------------------------------------------------------------------------------
 # unary
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from lucid.autograd.mode import MODE
 from lucid.ops import elementwise as E
+from lucid.ops import indexing, linalg, reduction, shape
 from lucid.tensor import Tensor
 
 
@@ -86,3 +87,8 @@ for _n in ("exp", "log", "log2", "sqrt", "sign", "reciprocal", "square", "sin", 
            "ceil", "astype", "maximum", "minimum"):
     attach(_n, getattr(E, _n))
 attach("abs", E.abs)
+
+# Each family module lists its own Tensor methods (sum, reshape, __getitem__, T, ...).
+for _module in (reduction, linalg, shape, indexing):
+    for _n, _fn in _module.METHODS.items():
+        attach(_n, _fn)

@@ -15,7 +15,7 @@ def _unary(name, ref, low=-2.0, high=2.0, grad=True, bwd=2, **kw):
     fn = getattr(lucid, name)
     return Spec(
         name, fn, ref, unary(low, high), grad=grad,
-        flops=(FlopsCase((X34,), 12, bwd * 12),), **kw,
+        flops=(FlopsCase((rand((3, 4), low, high),), 12, bwd * 12),), **kw,
     )
 
 
