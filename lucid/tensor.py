@@ -284,7 +284,7 @@ class Tensor:
             node = stack.pop()
             op = node._op
             if op is not None:
-                total += op.flops or 0
+                total += getattr(op, "flops", 0)
             for parent in node._prev:
                 if id(parent) not in seen:
                     seen.add(id(parent))

@@ -1,0 +1,330 @@
+"""Graph tests: the backward walk on diamonds, reuse, accumulation, deep chains, modes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.autograd import GradcheckError, grad, gradcheck
+from lucid.autograd.engine import topological_order
+
+
+def test_diamond_dy_dx_is_2_plus_2e():
+    # a = 2x feeds y along two paths: directly and through exp.  dy/dx = 2 + 2e^(2x).
+    x = lucid.Tensor(0.5, requires_grad=True)
+    a = 2 * x
+    y = a + lucid.exp(a)
+    y.backward()
+    assert x.grad == pytest.approx(2 + 2 * math.e, rel=1e-12)
+    assert abs(float(x.grad) - 7.437) < 1e-3
+    assert a.grad is None  # intermediates are freed by default
+
+
+def test_diamond_with_keep_grad_keeps_intermediates():
+    x = lucid.Tensor(0.5, requires_grad=True)
+    a = 2 * x
+    e = lucid.exp(a)
+    y = a + e
+    y.backward(keep_grad=True)
+    assert x.grad == pytest.approx(2 + 2 * math.e)
+    assert a.grad == pytest.approx(1 + math.e)  # dy/da = 1 + e^a
+    assert e.grad == pytest.approx(1.0)
+    assert y.grad == pytest.approx(1.0)
+
+
+def test_keep_grad_per_tensor():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    h.keep_grad = True
+    g = h * 5
+    (h * g).backward()  # y = 5h^2: dy/dh = 10h, dy/dx = 30h
+    np.testing.assert_allclose(h.grad, 10 * h.numpy())
+    assert g.grad is None  # only the tensor that asked keeps its gradient
+    np.testing.assert_allclose(x.grad, 30 * h.numpy())
+
+
+def test_reuse_x_times_x_visits_once():
+    x = lucid.Tensor([1.5, -2.0, 3.0], requires_grad=True)
+    y = x * x
+    y.backward()
+    np.testing.assert_allclose(x.grad, 2 * x.numpy())
+    order = topological_order(lucid.exp(x * x))
+    assert len(order) == len(set(map(id, order))) == 3
+
+
+def test_topological_order_puts_each_node_after_its_users():
+    x = lucid.Tensor(1.0, requires_grad=True)
+    b = x * 2
+    a = b + 1  # a uses b
+    r = a * b  # r uses a and b: b must come after a
+    order = topological_order(r)
+    assert [id(t) for t in order] == [id(r), id(a), id(b), id(x)]
+    r2 = b * a  # same graph, inputs listed the other way round
+    order2 = topological_order(r2)
+    assert order2.index(a) < order2.index(b)
+
+
+def test_accumulation_across_two_backward_calls():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    (x * 3).backward()
+    (x * 4).backward()
+    np.testing.assert_allclose(x.grad, [7.0, 7.0])
+
+
+def test_backward_seed_is_ones_like_sum():
+    x = lucid.Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    (x * x).backward()
+    np.testing.assert_allclose(x.grad, 2 * x.numpy())
+
+
+def test_explicit_grad_seed_and_its_shape_check():
+    x = lucid.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y.backward(grad=np.array([1.0, 0.0, -1.0]))
+    np.testing.assert_allclose(x.grad, [2.0, 0.0, -2.0])
+    y2 = x * 2
+    with pytest.raises(ValueError, match=r"grad has shape \(2,\) but the tensor has shape \(3,\)"):
+        y2.backward(grad=np.ones(2))
+
+
+def test_chain_of_100k_nodes_backward_without_recursion():
+    x = lucid.Tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y + 1e-6
+    y.backward()
+    assert x.grad == pytest.approx(1.0)
+    del y  # deallocating a 100k-deep chain must not overflow the C stack either
+
+
+def test_second_backward_through_released_graph_raises():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    y = lucid.exp(x)
+    y.backward()
+    msg = r"Exp: its graph was already released.*retain_graph=True"
+    with pytest.raises(RuntimeError, match=msg):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    y = lucid.exp(x)
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad, 2 * np.exp([1.0, 2.0]))
+
+
+def test_backward_on_tensor_without_grad_raises():
+    x = lucid.Tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"does not require grad.*requires_grad=True"):
+        (x * 2).backward()
+
+
+def test_leaf_backward_sets_its_own_grad():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    x.backward()
+    np.testing.assert_allclose(x.grad, [1.0, 1.0])
+
+
+def test_requires_grad_propagates():
+    a = lucid.Tensor([1.0], requires_grad=True)
+    b = lucid.Tensor([2.0])
+    assert (a + b).requires_grad
+    assert not (b + b).requires_grad
+    assert (b + b)._op is None  # nothing recorded when no input needs a gradient
+    assert not (a > b).requires_grad  # comparisons carry no gradient
+
+
+def test_no_grad_records_nothing_and_works_as_decorator():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    with lucid.no_grad():
+        assert not lucid.grad_enabled()
+        y = lucid.exp(x) * 2
+    assert lucid.grad_enabled()
+    assert not y.requires_grad and y._op is None and y._prev == ()
+
+    @lucid.no_grad()
+    def f(t):
+        return t * 3
+
+    z = f(x)
+    assert z._op is None and not z.requires_grad
+    assert lucid.grad_enabled()
+
+
+def test_no_grad_restores_mode_after_an_exception():
+    with pytest.raises(ZeroDivisionError), lucid.no_grad():
+        raise ZeroDivisionError
+    assert lucid.grad_enabled()
+
+
+def test_gradients_match_dtype_of_the_input():
+    x = lucid.Tensor(np.ones(3, np.float32), requires_grad=True)
+    y = x * lucid.Tensor(np.full(3, 2.0))  # float64 operand: result float64
+    assert y.dtype == lucid.Float64
+    y.backward()
+    assert x.grad.dtype == np.float32
+
+
+def test_broadcast_gradient_is_summed_to_the_input_shape():
+    a = lucid.Tensor(np.ones((3, 1, 4)), requires_grad=True)
+    b = lucid.Tensor(np.ones((2, 4)), requires_grad=True)
+    (a * b).backward()
+    assert a.grad.shape == (3, 1, 4) and b.grad.shape == (2, 4)
+    np.testing.assert_allclose(a.grad, np.full((3, 1, 4), 2.0))
+    np.testing.assert_allclose(b.grad, np.full((2, 4), 3.0))
+
+
+def test_a_backward_rule_with_a_wrong_shape_is_an_error_not_repaired():
+    from lucid.ops.base import Op, apply
+
+    class Broken(Op):
+        """y = x; a deliberately wrong rule returning a (2,)-shaped gradient."""
+
+        def forward(self, xp, x):
+            return x * 1
+
+        def backward(self, xp, g):
+            return (g.sum(axis=0),)
+
+        def forward_flops(self, out, x):
+            return 0
+
+        def backward_flops(self, out, x):
+            return 0
+
+    x = lucid.Tensor(np.ones((3, 2)), requires_grad=True)
+    y = apply(Broken(), x)
+    with pytest.raises(RuntimeError, match=r"Broken.backward returned a gradient of shape \(2,\) "
+                                           r"for an input of shape \(3,2\)"):
+        y.backward()
+
+
+def test_grads_of_two_leaves_never_share_an_array():
+    a = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    b = lucid.Tensor([3.0, 4.0], requires_grad=True)
+    (a + b).backward()
+    a.grad *= 0  # an in-place change to one .grad ...
+    np.testing.assert_allclose(b.grad, [1.0, 1.0])  # ... leaves the other alone
+
+
+# -- hooks ---------------------------------------------------------------------------------
+
+
+def test_hook_sees_the_gradient_and_can_replace_it():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    seen = []
+    h.register_hook(lambda g: seen.append(g.numpy().copy()))
+    remove = x.register_hook(lambda g: g * 10)
+    (h * h).backward()
+    np.testing.assert_allclose(seen[0], 2 * h.numpy())
+    np.testing.assert_allclose(x.grad, 10 * 2 * 2 * h.numpy())
+    remove()
+    x.grad = None
+    (x * 1).backward()
+    np.testing.assert_allclose(x.grad, [1.0, 1.0])
+
+
+def test_hook_returning_wrong_shape_raises():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: lucid.Tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"returned a gradient of shape \(1,\)"):
+        (x * 2).backward()
+
+
+# -- in-place ops and the version counter ------------------------------------------------
+
+
+def test_version_counter_error_names_op_and_versions():
+    w = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    x = lucid.Tensor([3.0, 4.0])
+    y = w * x  # Mul saves x for dL/dw = x
+    x += 1
+    assert x._version == 1
+    with pytest.raises(RuntimeError, match=r"backward through Mul: input 1 .*version 0 at "
+                                           r"forward, 1 now"):
+        y.backward()
+
+
+def test_inplace_on_a_value_the_op_does_not_save_is_fine():
+    w = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    x = lucid.Tensor([3.0, 4.0])
+    y = w + x  # Add saves nothing
+    x *= 2
+    y.backward()
+    np.testing.assert_allclose(w.grad, [1.0, 1.0])
+
+
+def test_inplace_on_saved_output_is_detected():
+    x = lucid.Tensor([0.1, 0.2], requires_grad=True)
+    y = lucid.exp(x)
+    with lucid.no_grad():
+        y += 1
+    with pytest.raises(RuntimeError, match=r"Exp: its output .*modified in place"):
+        y.backward()
+
+
+def test_inplace_refused_on_tensor_requiring_grad():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"__iadd__: in-place update of a tensor that requires "
+                                           r"grad.*x = x \+ y.*no_grad"):
+        x += 1
+    with lucid.no_grad():
+        x -= 1  # what an optimizer does
+    np.testing.assert_allclose(x.numpy(), [0.0, 1.0])
+
+
+# -- functional grad and gradcheck ------------------------------------------------------
+
+
+def test_functional_grad_leaves_dot_grad_untouched():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    y = lucid.Tensor([3.0, 5.0], requires_grad=True)
+    z = x * y + lucid.sin(x)
+    gx, gy = grad(z, [x, y])
+    np.testing.assert_allclose(gx.numpy(), [3.0 + np.cos(1.0), 5.0 + np.cos(2.0)])
+    np.testing.assert_allclose(gy.numpy(), [1.0, 2.0])
+    assert x.grad is None and y.grad is None
+
+
+def test_functional_grad_unused_input():
+    x = lucid.Tensor([1.0], requires_grad=True)
+    u = lucid.Tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"input 1 .* is not used"):
+        grad(x * 2, [x, u])
+    assert grad(x * 2, [x, u], allow_unused=True)[1] is None
+
+
+def test_gradcheck_catches_a_wrong_rule():
+    from lucid.ops.base import Op, apply
+
+    class BadSin(Op):
+        """y = sin x with a wrong derivative (sin instead of cos)."""
+
+        def forward(self, xp, x):
+            self.x = x
+            return xp.sin(x)
+
+        def backward(self, xp, g):
+            return (g * xp.sin(self.x),)
+
+        def forward_flops(self, out, x):
+            return out.size
+
+        def backward_flops(self, out, x):
+            return 2 * out.size
+
+    x = lucid.Tensor(np.linspace(0.1, 1.0, 4), requires_grad=True)
+    with pytest.raises(GradcheckError, match=r"gradient of input 0 \(shape \(4,\)\) is wrong"):
+        gradcheck(lambda t: apply(BadSin(), t), x)
+    assert gradcheck(lucid.sin, x)
+
+
+def test_gradcheck_requires_float64():
+    x = lucid.Tensor(np.ones(3, np.float32), requires_grad=True)
+    with pytest.raises(ValueError, match="need float64"):
+        gradcheck(lucid.exp, x)
