@@ -47,6 +47,9 @@ def topological_order(root: Any) -> list[Any]:
         if node in visited:
             continue
         visited.add(node)
+        op = node._op
+        if op is not None and op.versions is None:
+            raise released_error(node)  # before any gradient has been touched
         push((node, True))
         for parent in node._prev:
             if parent.requires_grad and parent not in visited:
@@ -76,10 +79,6 @@ def run_backward(
     is stored there instead of being accumulated into leaves' ``.grad`` (``autograd.grad``).
     """
     order = topological_order(root)
-    for node in order:  # fail before touching any gradient
-        op = node._op
-        if op is not None and node.requires_grad and op.versions is None:
-            raise released_error(node)
     root._g = seed
     try:
         for node in order:
@@ -102,25 +101,33 @@ def run_backward(
                     node.grad = node.grad + g
             if op is None:
                 continue
-            _check_versions(node, op)
+            prev = node._prev
+            versions = op.versions
+            if versions:  # inputs the op saved must still be the values it saw
+                for parent, saved in zip(prev, versions):
+                    if parent._version != saved:
+                        raise _version_error(node, op)
+            if op.saves_output and node._version:
+                raise _version_error(node, op)
             grads = op.backward(BACKENDS[node.device].xp, g)
             if not retain_graph:
                 op.release()
-            broadcasts = op.broadcasts
-            for parent, pg in zip(node._prev, grads):
+            for parent, pg in zip(prev, grads):
                 if pg is None or not parent.requires_grad:
                     continue
-                if pg.shape != parent.shape:
-                    pg = _fit_shape(op, pg, parent, broadcasts)
-                if pg.dtype != parent.data.dtype:
-                    pg = pg.astype(parent.data.dtype)
+                pdata = parent.data
+                if pg.shape != pdata.shape:
+                    pg = _fit_shape(op, pg, parent)
+                if pg.dtype is not pdata.dtype and pg.dtype != pdata.dtype:
+                    pg = pg.astype(pdata.dtype)
                 if parent._g is None:
                     parent._g = pg
                 else:
                     parent._g = parent._g + pg
-    finally:
+    except BaseException:
         for node in order:  # an exception mid-walk must not leave gradients in flight
             node._g = None
+        raise
 
 
 def _run_hooks(node: Any, g: Any) -> Any:
@@ -139,31 +146,28 @@ def _run_hooks(node: Any, g: Any) -> Any:
     return g
 
 
-def _check_versions(node: Any, op: Any) -> None:
-    versions = op.versions
-    if versions:
-        for i, (parent, saved) in enumerate(zip(node._prev, versions)):
-            if parent._version != saved:
-                raise RuntimeError(
-                    f"backward through {type(op).__name__}: input {i} (shape "
-                    f"{fmt(parent.shape)}) was modified in place after the forward pass "
-                    f"(version {saved} at forward, {parent._version} now), but "
-                    f"{type(op).__name__} saved it for backward. Use an out-of-place "
-                    "operation (x = x + y) instead of the in-place one."
-                )
-    if op.saves_output and node._version != 0:
-        raise RuntimeError(
-            f"backward through {type(op).__name__}: its output (shape {fmt(node.shape)}) was "
-            f"modified in place after the forward pass (version 0 at forward, "
-            f"{node._version} now), but {type(op).__name__} saved it for backward. Use an "
-            "out-of-place operation instead."
-        )
+def _version_error(node: Any, op: Any) -> RuntimeError:
+    """The error for a value saved at forward time that an in-place op changed since."""
+    name = type(op).__name__
+    for i, (parent, saved) in enumerate(zip(node._prev, op.versions)):
+        if parent._version != saved:
+            return RuntimeError(
+                f"backward through {name}: input {i} (shape {fmt(parent.shape)}) was modified "
+                f"in place after the forward pass (version {saved} at forward, "
+                f"{parent._version} now), but {name} saved it for backward. Use an "
+                "out-of-place operation (x = x + y) instead of the in-place one."
+            )
+    return RuntimeError(
+        f"backward through {name}: its output (shape {fmt(node.shape)}) was modified in place "
+        f"after the forward pass (version 0 at forward, {node._version} now), but {name} "
+        "saved it for backward. Use an out-of-place operation instead."
+    )
 
 
-def _fit_shape(op: Any, g: Any, parent: Any, broadcasts: bool) -> Any:
+def _fit_shape(op: Any, g: Any, parent: Any) -> Any:
     """Sum a broadcast gradient down to its input's shape; anything else is a bug in a rule."""
     shape = parent.shape
-    if broadcasts and broadcasts_to(shape, tuple(g.shape)):
+    if op.broadcasts and broadcasts_to(shape, tuple(g.shape)):
         return sum_to(BACKENDS[parent.device].xp, g, shape)
     raise RuntimeError(
         f"{type(op).__name__}.backward returned a gradient of shape {fmt(tuple(g.shape))} for "

@@ -146,43 +146,66 @@ def _resolve_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor
 
 
 def apply(op: Op, *args: Any) -> Tensor:
-    """Run ``op`` on ``args`` and return the result Tensor, recording the graph if needed."""
+    """Run ``op`` on ``args`` and return the result Tensor, recording the graph if needed.
+
+    This is the hot path of the whole engine (every ``a + b`` goes through it), so it is
+    written plainly: one pass over the inputs, no closures, nothing recorded unless wanted.
+    """
     for a in args:
         if not isinstance(a, Tensor):
             args = _promote(op, args)
             break
-    device = args[0].device
+    first = args[0]
+    device = first.device
+    requires = False
+    free = True
     for a in args:
         if a.device != device:
             device, args = _resolve_device(op, args)
-            break
-    datas = [a.data for a in args]
-    data = op.forward(BACKENDS[device].xp, *datas)
+        if a.requires_grad:
+            requires = True
+        if not a._free:
+            free = False
 
-    out = Tensor._wrap(data, device)
+    xp = BACKENDS[device].xp
+    n = len(args)
+    if n == 1:
+        data = op.forward(xp, first.data)
+    elif n == 2:
+        data = op.forward(xp, first.data, args[1].data)
+    else:
+        data = op.forward(xp, *[a.data for a in args])
+
+    out = _new(Tensor)
+    out.data = data
+    out.grad = None
+    out.keep_grad = False
+    out.device = device
+    out._version = 0
+    out._hooks = None
+    out._g = None
+    out._free = free
+    out._dtype = None
     mode = MODE
-    requires = False
-    if mode.grad and op.differentiable:
-        for a in args:
-            if a.requires_grad:
-                requires = True
-                break
+    requires = requires and mode.grad and op.differentiable
+    out.requires_grad = requires
     if requires or mode.flops:
-        out.requires_grad = requires
         out._prev = args
         out._op = op
         op.versions = tuple([a._version for a in args]) if op.saves_inputs else ()
         if op.wants_needs:
             op.needs = tuple([a.requires_grad for a in args])
         if mode.flops:
+            datas = [a.data for a in args]
             op.flops = int(op.forward_flops(data, *datas))
             op.flops_bwd = int(op.backward_flops(data, *datas)) if requires else 0
-    for a in args:
-        if not a._free:
-            break
     else:
-        out._free = True
+        out._prev = ()
+        out._op = None
     return out
+
+
+_new = object.__new__
 
 
 def numel(shape: tuple[int, ...]) -> int:

@@ -1,8 +1,634 @@
-"""(being written)"""
+"""Indexing and selection: ``x[...]``, ``x[...] = v``, gather, where, masked_fill, sort, topk.
+
+These ops *move* values; they compute nothing.  Their gradients move values back: the
+gradient of a selection is the output gradient written into zeros at the positions that were
+selected.  Where one input element was picked several times (``x[[0, 0, 1]]``, ``gather``
+with repeated indices) its gradient is the *sum* over the picks, so the write is a
+scatter-*add* (``backend_for(xp).scatter_add``: ``np.add.at`` on NumPy), never a plain
+assignment, which would keep only the last pick.
+
+Index arguments (ints, slices, lists, arrays, index Tensors) are parameters of the op, not
+graph inputs: no gradient flows into an index.  The exceptions are ``where``'s condition and
+``masked_fill``'s mask, which are tensor inputs (so they can be built by ops on any device)
+whose gradient is None.
+
+FLOPs convention: moving data costs 0 forward FLOPs, except ``where`` (one select per output
+element) and ``sort``/``argsort``/``topk``, which count comparisons as ``round(n·log2 n)`` per
+sorted row of length ``n`` (a comparison sort's cost).  Backward counts the additions of the
+scatter: one per element of the incoming gradient (plus, for ``where``, one select per output
+element and input and the additions that sum a broadcast gradient down).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+from typing import Any
+
+import numpy as np
+
+from lucid.autograd.mode import MODE
+from lucid.backends import backend_for, get_backend
+from lucid.ops.base import Op, apply, numel
+from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
+from lucid.tensor import Tensor
+from lucid.types import to_numeric_type
+
+__all__ = ["gather", "where", "masked_fill", "sort", "argsort", "topk"]
+
+
+# --------------------------------------------------------------------------------------------
+# index parsing (shared by x[...] and x[...] = v)
+
+
+def _unwrap_index(owner: Tensor, index: Any, op: str) -> Any:
+    """Replace index Tensors by their backend arrays (indices are op parameters, not inputs)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    out = []
+    for c in parts:
+        if isinstance(c, Tensor):
+            if c.device != owner.device:
+                raise TypeError(
+                    f"{op}: an index tensor on {c.device!r} cannot index a tensor on "
+                    f"{owner.device!r}; move the index first (index.to({owner.device!r}))"
+                )
+            c = c.data
+        out.append(c)
+    return tuple(out)
+
+
+def _kind(a: Any) -> Any:
+    """The base Python type (bool, int, float, complex) of an array's dtype."""
+    return to_numeric_type(a.dtype).base_dtype
+
+
+def _check_int(op: str, value: Any, what: str) -> None:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"{op}: {what} {value!r} is a {type(value).__name__}; indices must be integers. "
+            "Convert it with int(...)."
+        )
+
+
+def _out_of_bounds(op: str, index: Any, axis: int, size: int, shape: tuple[int, ...]) -> Exception:
+    return IndexError(
+        f"{op}: index {index} is out of bounds for axis {axis} of size {size} (tensor shape "
+        f"{fmt(shape)}); valid indices are {-size}..{size - 1}"
+    )
+
+
+def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tuple[tuple, bool]:
+    """Check ``index`` against ``shape`` and bring it to a form both backends read alike.
+
+    Returns ``(parts, advanced)``.  ``parts`` holds only ints, slices, None, Ellipsis and int
+    arrays of the backend: negative indices are made non-negative, boolean masks become the
+    int arrays of their true positions (MLX has no boolean-mask indexing, and the output shape
+    depends on the mask's values anyway).  ``advanced`` says whether any array is present, i.e.
+    whether an element may be picked more than once.
+    """
+    backend = backend_for(xp)
+    parts: list[Any] = []
+    for c in index:
+        if c is None or c is Ellipsis:
+            parts.append(c)
+        elif isinstance(c, (bool, np.bool_)):
+            raise TypeError(
+                f"{op}: a Python bool ({c}) is not an index; use None to add an axis, or a "
+                "boolean tensor of the indexed axes' shape as a mask"
+            )
+        elif isinstance(c, (int, np.integer)):
+            parts.append(int(c))
+        elif isinstance(c, (float, np.floating)):
+            raise TypeError(
+                f"{op}: index {c!r} is a float; indices must be integers (or booleans for a "
+                "mask). Convert it with int(...)."
+            )
+        elif isinstance(c, slice):
+            for v in (c.start, c.stop, c.step):
+                if v is not None:
+                    _check_int(op, v, "slice bound")
+            parts.append(c)
+        elif isinstance(c, (list, tuple)):
+            arr = (backend.asarray(c, dtype=xp.int64) if len(c) == 0 else backend.asarray(c))
+            parts.append(arr)
+        elif isinstance(c, backend.array_type):
+            parts.append(c)
+        else:
+            raise TypeError(
+                f"{op}: cannot index with a {type(c).__name__}; use ints, slices, None, "
+                "Ellipsis, lists, or lucid Tensors on the tensor's device"
+            )
+
+    # how many axes each part consumes: masks as many as they have dimensions
+    consumed = 0
+    for p in parts:
+        if isinstance(p, backend.array_type):
+            kind = _kind(p)
+            if kind is bool:
+                if p.ndim == 0:
+                    raise TypeError(
+                        f"{op}: a 0-d boolean mask is not an index; use None to add an axis"
+                    )
+                consumed += p.ndim
+            elif kind is int:
+                consumed += 1
+            else:
+                raise TypeError(
+                    f"{op}: index array has dtype {to_numeric_type(p.dtype).name}; indices must "
+                    "be integers (or booleans for a mask). Convert it with "
+                    ".astype(lucid.Int64)."
+                )
+        elif p is not None and p is not Ellipsis:
+            consumed += 1
+    ellipses = sum(1 for p in parts if p is Ellipsis)
+    if ellipses > 1:
+        raise IndexError(f"{op}: an index can only have a single Ellipsis (...)")
+    if consumed > len(shape):
+        raise IndexError(
+            f"{op}: too many indices for a tensor of shape {fmt(shape)}: {consumed} indexed "
+            f"axes, but the tensor has {len(shape)}"
+        )
+
+    out: list[Any] = []
+    advanced = False
+    axis = 0
+    for p in parts:
+        if p is None:
+            out.append(p)
+        elif p is Ellipsis:
+            out.append(p)
+            axis += len(shape) - consumed
+        elif isinstance(p, int):
+            size = shape[axis]
+            if not -size <= p < size:
+                raise _out_of_bounds(op, p, axis, size, shape)
+            out.append(p % size)
+            axis += 1
+        elif isinstance(p, slice):
+            out.append(p)
+            axis += 1
+        elif _kind(p) is bool:
+            want = shape[axis:axis + p.ndim]
+            if tuple(p.shape) != want:
+                raise IndexError(
+                    f"{op}: boolean mask of shape {fmt(tuple(p.shape))} does not match the "
+                    f"indexed axes {axis}..{axis + p.ndim - 1} of shape {fmt(want)} (tensor "
+                    f"shape {fmt(shape)}); a mask must have exactly the shape it selects from"
+                )
+            positions = np.nonzero(backend.to_numpy(p))
+            out.extend(backend.asarray(q) for q in positions)
+            advanced = True
+            axis += p.ndim
+        else:
+            size = shape[axis]
+            if p.size:
+                lo, hi = int(xp.min(p)), int(xp.max(p))
+                if lo < -size or hi >= size:
+                    raise _out_of_bounds(op, lo if lo < -size else hi, axis, size, shape)
+                if lo < 0:
+                    p = xp.where(p < 0, p + size, p)
+            out.append(p)
+            advanced = True
+            axis += 1
+    if ellipses == 0:
+        # x[0, ...] is a 0-d array where x[0] would be a NumPy scalar; every result stays an
+        # array.  A trailing Ellipsis selects nothing more, so the meaning is unchanged.
+        out.append(Ellipsis)
+    return tuple(out), advanced
+
+
+# --------------------------------------------------------------------------------------------
+# x[index]
+
+
+class GetItem(Op):
+    """y = x[index]   (basic, fancy and boolean-mask indexing, NumPy's rules).
+
+    dy/dx is a selection: dL/dx is zero everywhere except at the selected positions, which
+    receive dL/dy.  With basic indexing (ints, slices, None, ...) each element is selected at
+    most once, so the gradient is written into zeros.  With an index array an element may be
+    selected several times (``x[[0, 0, 1]]``), and its gradient is the sum over the picks:
+    the gradient is scatter-*added*.
+    """
+
+    name = "getitem"
+    saves_inputs = False  # backward needs the input's shape, never its values
+
+    def __init__(self, index: tuple) -> None:
+        self.index = index
+
+    def forward(self, xp, x):
+        self.index, self.advanced = _parse_index(self.name, xp, self.index, tuple(x.shape))
+        self.shape, self.dtype = tuple(x.shape), x.dtype
+        return x[self.index]
+
+    def backward(self, xp, g):
+        if self.advanced:
+            return (backend_for(xp).scatter_add(self.shape, self.dtype, self.index, g),)
+        dx = xp.zeros(self.shape, dtype=self.dtype)
+        dx[self.index] = g
+        return (dx,)
+
+    def forward_flops(self, out, x):
+        return 0
+
+    def backward_flops(self, out, x):
+        return out.size
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """``x[index]``: ints, slices, None, Ellipsis, int lists/arrays/Tensors, boolean masks."""
+    return apply(GetItem(_unwrap_index(x, index, "getitem")), x)
+
+
+def setitem(x: Tensor, index: Any, value: Any) -> None:
+    """``x[index] = value``, in place: a new array is assigned and ``x._version`` bumps.
+
+    The old array is left untouched (views of it and values saved for backward stay valid);
+    the version bump lets backward detect that a saved input changed.  Gradients do not flow
+    through the assignment, so it is refused where a graph is being recorded.
+    """
+    name = "__setitem__"
+    if MODE.grad and (x.requires_grad or getattr(value, "requires_grad", False)):
+        raise RuntimeError(
+            f"{name}: in-place update of a tensor that requires grad (shape {fmt(x.shape)}). "
+            "Write the out-of-place form (lucid.where(mask, value, x) or "
+            "lucid.masked_fill(x, mask, value)), or do the update inside "
+            "`with lucid.no_grad():` (as optimizers do)."
+        )
+    backend = get_backend(x.device)
+    parts, _ = _parse_index(name, backend.xp, _unwrap_index(x, index, name), x.shape)
+    if isinstance(value, Tensor):
+        if value.device != x.device:
+            raise RuntimeError(
+                f"{name}: the value is on {value.device!r} but the tensor on {x.device!r}; "
+                f"move it first (value.to({x.device!r}))"
+            )
+        value = value.data
+    data = backend.copy(x.data)
+    try:
+        data[parts] = value
+    except ValueError as exc:
+        got = fmt(tuple(np.shape(value)))
+        raise ValueError(
+            f"{name}: cannot assign a value of shape {got} to the selection of shape "
+            f"{fmt(tuple(data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
+            "broadcast to the selection"
+        ) from exc
+    x.data = data
+    x._version += 1
+
+
+# --------------------------------------------------------------------------------------------
+# gather
+
+
+def _along_axis(xp: Any, index: Any, axis: int) -> tuple:
+    """The full index tuple that ``take_along_axis(a, index, axis)`` reads.
+
+    Position ``(i0, .., ik, ..)`` of ``index`` picks ``a[i0, .., index[i0, .., ik, ..], ..]``:
+    every axis but ``axis`` is indexed by its own coordinate (an ``arange`` shaped to
+    broadcast).  Scatter-adding with it is the reverse of the gather.
+    """
+    ndim = index.ndim
+    parts = []
+    for d in range(ndim):
+        if d == axis:
+            parts.append(index)
+        else:
+            shape = [1] * ndim
+            shape[d] = index.shape[d]
+            parts.append(xp.arange(index.shape[d]).reshape(shape))
+    return tuple(parts)
+
+
+class Gather(Op):
+    """y[i, j, ..] = a[i, .., index[i, j, ..], ..]  (the index replaces the ``axis`` coordinate).
+
+    PyTorch's ``gather`` (NumPy's ``take_along_axis``): ``index`` has ``a``'s number of
+    dimensions, the output has ``index``'s shape, and ``index.shape[d] <= a.shape[d]`` on every
+    other axis.  dL/da scatter-adds dL/dy back to the positions read, so an element gathered
+    twice receives both gradients.
+    """
+
+    name = "gather"
+    saves_inputs = False  # backward needs the index and a's shape only
+
+    def __init__(self, axis: int, index: Any) -> None:
+        self.axis = axis
+        self.index = index
+
+    def forward(self, xp, a):
+        backend = backend_for(xp)
+        index = self.index
+        if isinstance(index, (list, tuple)):
+            index = backend.asarray(index)
+        if not isinstance(index, backend.array_type):
+            raise TypeError(
+                f"gather: index must be an integer tensor, got {type(index).__name__}"
+            )
+        shape = tuple(a.shape)
+        if _kind(index) is not int:
+            raise TypeError(
+                f"gather: index has dtype {to_numeric_type(index.dtype).name}; it must be an "
+                "integer tensor. Convert it with .astype(lucid.Int64)."
+            )
+        if index.ndim != a.ndim:
+            raise ValueError(
+                f"gather: index of shape {fmt(tuple(index.shape))} must have as many dimensions "
+                f"as the input of shape {fmt(shape)} ({index.ndim} vs {a.ndim}); reshape the "
+                "index (e.g. index[:, None]) so they match"
+            )
+        axis = normalize_axis(self.name, self.axis, a.ndim)
+        for d, (n, m) in enumerate(zip(index.shape, shape)):
+            if d != axis and n > m:
+                raise ValueError(
+                    f"gather: index of shape {fmt(tuple(index.shape))} is larger than the input "
+                    f"of shape {fmt(shape)} at axis {d} ({n} > {m}); on every axis but "
+                    f"axis={self.axis} the index may be at most as large as the input"
+                )
+        size = shape[axis]
+        if index.size:
+            lo, hi = int(xp.min(index)), int(xp.max(index))
+            if lo < -size or hi >= size:
+                raise _out_of_bounds(self.name, lo if lo < -size else hi, axis, size, shape)
+            if lo < 0:
+                index = xp.where(index < 0, index + size, index)
+        self.shape, self.dtype = shape, a.dtype
+        self.positions = _along_axis(xp, index, axis)
+        return a[self.positions]
+
+    def backward(self, xp, g):
+        return (backend_for(xp).scatter_add(self.shape, self.dtype, self.positions, g),)
+
+    def forward_flops(self, out, a):
+        return 0
+
+    def backward_flops(self, out, a):
+        return out.size
+
+
+def gather(a: Tensor, axis: int, index: Any) -> Tensor:
+    """Values of ``a`` along ``axis`` at ``index`` (PyTorch's ``gather``; output shape = index's).
+
+    >>> lucid.gather(lucid.tensor([[1., 2.], [3., 4.]]), 1, lucid.tensor([[1], [0]]))
+    Tensor([[2.],
+            [3.]])
+    """
+    if isinstance(index, Tensor):
+        index = _unwrap_index(a, index, "gather")[0]
+    return apply(Gather(axis, index), a)
+
+
+# --------------------------------------------------------------------------------------------
+# where, masked_fill
+
+
+class Where(Op):
+    """y = a where cond else b   (cond, a and b broadcast together).
+
+    dy/da = 1 where cond holds and 0 elsewhere; dy/db the opposite.  The condition gets no
+    gradient.  Gradients come back at the broadcast shape; the engine sums them down.
+    """
+
+    name = "where"
+    broadcasts = True
+    saves_inputs = False  # the condition is kept on self; a, b are never read again
+
+    def forward(self, xp, a, b, cond):
+        # arguments arrive as (a, b, cond): see ``where`` for why cond goes last
+        if _kind(cond) is not bool:
+            raise TypeError(
+                f"where: cond has dtype {to_numeric_type(cond.dtype).name}; it must be a bool "
+                "tensor. Build it with a comparison, e.g. lucid.where(x > 0, x, 0.0)."
+            )
+        broadcast_shape(self.name, tuple(cond.shape), tuple(a.shape), tuple(b.shape))
+        self.cond = cond
+        return xp.where(cond, a, b)
+
+    def backward(self, xp, g):
+        zero = xp.zeros_like(g)
+        return xp.where(self.cond, g, zero), xp.where(self.cond, zero, g), None
+
+    def forward_flops(self, out, a, b, cond):
+        return out.size
+
+    def backward_flops(self, out, a, b, cond):
+        # one select per output element for each gradient, then the sums down to a's, b's shape
+        return 2 * out.size + (out.size - a.size) + (out.size - b.size)
+
+
+def where(cond: Any, a: Any, b: Any) -> Tensor:
+    """Elementwise ``a`` where ``cond`` is True, else ``b`` (all three broadcast together)."""
+    # cond goes last: a Python number among a, b takes the dtype of the tensor it meets
+    # (float32 x with 0.0 stays float32), and the dispatcher reads that dtype from the first
+    # tensor argument, which must not be the bool condition.
+    return apply(Where(), a, b, cond)
+
+
+class MaskedFill(Op):
+    """y = value where mask else a   (mask broadcasts to a's shape; y has a's shape and dtype).
+
+    dy/da = 0 where the mask filled the element, 1 elsewhere.  The mask gets no gradient and
+    ``value`` is a constant.
+    """
+
+    name = "masked_fill"
+    saves_inputs = False
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def forward(self, xp, a, mask):
+        if _kind(mask) is not bool:
+            raise TypeError(
+                f"masked_fill: mask has dtype {to_numeric_type(mask.dtype).name}; it must be a "
+                "bool tensor. Build it with a comparison, e.g. x.masked_fill(x < 0, 0.0)."
+            )
+        if not broadcasts_to(tuple(mask.shape), tuple(a.shape)):
+            raise ValueError(
+                f"masked_fill: mask of shape {fmt(tuple(mask.shape))} does not broadcast to the "
+                f"tensor's shape {fmt(tuple(a.shape))}; the output keeps the tensor's shape, so "
+                "each mask axis must match it or be 1"
+            )
+        self.mask = mask
+        return xp.where(mask, xp.full((), self.value, dtype=a.dtype), a)
+
+    def backward(self, xp, g):
+        return xp.where(self.mask, xp.zeros_like(g), g), None
+
+    def forward_flops(self, out, a, mask):
+        return 0
+
+    def backward_flops(self, out, a, mask):
+        return out.size
+
+
+def masked_fill(a: Tensor, mask: Any, value: Any) -> Tensor:
+    """``a`` with ``value`` written wherever ``mask`` is True (out of place)."""
+    if isinstance(value, Tensor):
+        value = value.item()  # a constant: the fill value gets no gradient
+    if isinstance(value, (list, tuple)) or not isinstance(value, (bool, int, float, np.number)):
+        raise TypeError(
+            f"masked_fill: value must be a number, got {type(value).__name__}; for a tensor of "
+            "values use lucid.where(mask, values, a)"
+        )
+    return apply(MaskedFill(value), a, mask)
+
+
+# --------------------------------------------------------------------------------------------
+# sort, argsort, topk
+
+
+def _sort_flops(shape: tuple[int, ...], axis: int) -> int:
+    """Comparisons of a comparison sort: round(n·log2 n) per sorted row of length n."""
+    if not shape:
+        return 0
+    n = shape[axis]
+    rows = numel(shape) // n if n else 0
+    return rows * round(n * math.log2(n)) if n > 1 else 0
+
+
+def _argsort(xp: Any, a: Any, axis: int, descending: bool) -> Any:
+    """Indices that sort ``a`` along ``axis`` (int64 on both backends)."""
+    idx = xp.argsort(a, axis=axis)
+    if descending:  # reversing keeps bool and unsigned dtypes working (no negation)
+        flip = tuple(slice(None, None, -1) if d == axis else slice(None) for d in range(a.ndim))
+        idx = idx[flip]
+    return idx.astype(xp.int64)
+
+
+class Sort(Op):
+    """values = a sorted along ``axis``;  indices: where each value came from.
+
+    values[.., j, ..] = a[.., indices[.., j, ..], ..], a permutation of each row, so dL/da
+    sends each gradient back to the position its value came from (a scatter along ``axis``).
+    Ties get an arbitrary but valid order; the gradient is then ambiguous, as for any sort.
+    """
+
+    name = "sort"
+    saves_inputs = False
+
+    def __init__(self, axis: int, descending: bool) -> None:
+        self.axis = axis
+        self.descending = descending
+
+    def forward(self, xp, a):
+        axis = normalize_axis(self.name, self.axis, a.ndim)
+        self.indices = _argsort(xp, a, axis, self.descending)
+        self.shape, self.dtype = tuple(a.shape), a.dtype
+        self.positions = _along_axis(xp, self.indices, axis)
+        return a[self.positions]
+
+    def backward(self, xp, g):
+        return (backend_for(xp).scatter_add(self.shape, self.dtype, self.positions, g),)
+
+    def forward_flops(self, out, a):
+        return _sort_flops(tuple(a.shape), self.axis % a.ndim)
+
+    def backward_flops(self, out, a):
+        return out.size
+
+
+class ArgSort(Op):
+    """indices that would sort a along ``axis``.  Integer positions: not differentiable."""
+
+    name = "argsort"
+    differentiable = False
+    saves_inputs = False
+
+    def __init__(self, axis: int, descending: bool) -> None:
+        self.axis = axis
+        self.descending = descending
+
+    def forward(self, xp, a):
+        axis = normalize_axis(self.name, self.axis, a.ndim)
+        return _argsort(xp, a, axis, self.descending)
+
+    def forward_flops(self, out, a):
+        return _sort_flops(tuple(a.shape), self.axis % a.ndim)
+
+    def backward_flops(self, out, a):
+        return 0
+
+
+class TopK(Op):
+    """The k largest (or smallest) values along ``axis`` and their indices.
+
+    Like sort, then keep the first k of each row: values[.., j, ..] = a[.., indices[.., j, ..],
+    ..], so dL/da scatters each gradient back to where its value came from; the elements not
+    selected get 0.  Computed with a full sort (FLOPs: round(n·log2 n) per row); the result is
+    always in sorted order, also with ``sorted=False``.
+    """
+
+    name = "topk"
+    saves_inputs = False
+
+    def __init__(self, k: int, axis: int, largest: bool) -> None:
+        self.k = k
+        self.axis = axis
+        self.largest = largest
+
+    def forward(self, xp, a):
+        axis = normalize_axis(self.name, self.axis, a.ndim)
+        n = a.shape[axis]
+        if not 0 <= self.k <= n:
+            raise ValueError(
+                f"topk: k={self.k} is out of range for axis {self.axis} of size {n} (tensor "
+                f"shape {fmt(tuple(a.shape))}); choose 0 <= k <= {n}"
+            )
+        keep = tuple(slice(0, self.k) if d == axis else slice(None) for d in range(a.ndim))
+        self.indices = _argsort(xp, a, axis, descending=self.largest)[keep]
+        self.shape, self.dtype = tuple(a.shape), a.dtype
+        self.positions = _along_axis(xp, self.indices, axis)
+        return a[self.positions]
+
+    def backward(self, xp, g):
+        return (backend_for(xp).scatter_add(self.shape, self.dtype, self.positions, g),)
+
+    def forward_flops(self, out, a):
+        return _sort_flops(tuple(a.shape), self.axis % a.ndim)
+
+    def backward_flops(self, out, a):
+        return out.size
+
+
+def sort(a: Tensor, axis: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+    """``(values, indices)``: ``a`` sorted along ``axis`` and where each value came from.
+
+    ``values`` carries the gradient; ``indices`` is an Int64 tensor without one.
+    """
+    op = Sort(axis, descending)
+    values = apply(op, a)
+    return values, Tensor._wrap(op.indices, values.device)
+
+
+def argsort(a: Tensor, axis: int = -1, descending: bool = False) -> Tensor:
+    """Int64 indices that sort ``a`` along ``axis`` (no gradient)."""
+    return apply(ArgSort(axis, descending), a)
+
+
+def topk(
+    a: Tensor, k: int, axis: int = -1, largest: bool = True, sorted: bool = True
+) -> tuple[Tensor, Tensor]:
+    """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) along ``axis``.
+
+    The result is always sorted (largest first, or smallest first); ``sorted`` is accepted for
+    PyTorch compatibility.
+    """
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"topk: k must be an int, got {k!r} ({type(k).__name__})")
+    op = TopK(int(k), axis, largest)
+    values = apply(op, a)
+    return values, Tensor._wrap(op.indices, values.device)
+
 
 #: Tensor methods this module provides: name -> function (attached by tensor_methods.py)
-METHODS: dict = {}
+METHODS: dict = {
+    "__getitem__": getitem,
+    "__setitem__": setitem,
+    "gather": gather,
+    "masked_fill": masked_fill,
+    "sort": sort,
+    "argsort": argsort,
+    "topk": topk,
+}

@@ -1,8 +1,529 @@
-"""(being written)"""
+"""Linear algebra: matmul, dot, inner, outer, tensordot, einsum, trace.
+
+Every op here is a contraction -- multiply entries and sum over shared indices -- and so is
+its backward: the gradient for one operand contracts ``g`` with the *other* operand(s).  For
+``y = a @ b`` that gives the two rules everything else reduces to::
+
+    dL/da = g @ b^T        dL/db = a^T @ g
+
+FLOPs convention: multiply-accumulates (MACs), the unit the seed uses for matmul.  A product
+of an (m, k) and a (k, n) matrix costs m·k·n MACs, a batch of them batch·m·k·n; multiply by
+2 for the other common unit (one multiply plus one add = 2 FLOPs).  Backward computes one
+contraction of the same size per operand that requires grad, so a matmul whose two operands
+both need gradients costs 2·MACs backward.  Transposes, reshapes and broadcasts are free; the
+additions that sum a broadcast batch gradient back down are not counted (they are a lower
+order term next to the products).  Outer products count m·n (one multiply each), trace counts
+its min(m, n) additions.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import operator
+from typing import Any
+
+from lucid.ops.base import Op, apply, numel
+from lucid.shapes import fmt, normalize_axis, sum_to
+
+__all__ = ["matmul", "dot", "inner", "outer", "tensordot", "einsum", "trace"]
+
+
+def _count(needs: tuple[bool, ...]) -> int:
+    """How many operands want a gradient (each costs one backward contraction)."""
+    return len([n for n in needs if n])
+
+
+# --------------------------------------------------------------------------------------------
+# matmul: batched, with NumPy's 1-D promotion
+
+
+class MatMul(Op):
+    """y = a @ b:  y[..., i, j] = sum_k a[..., i, k] b[..., k, j].
+    dL/da = g @ b^T,  dL/db = a^T @ g.
+
+    NumPy semantics: a 1-D ``a`` is a row (1, k) and a 1-D ``b`` a column (k, 1), and the
+    added axis is removed from the result; leading (batch) axes broadcast, so an operand that
+    was stretched along a batch axis receives its gradient summed along that axis.
+    """
+
+    name = "matmul"
+    wants_needs = True
+
+    def forward(self, xp, a, b):
+        sa, sb = tuple(a.shape), tuple(b.shape)
+        pair = f"{fmt(sa)} @ {fmt(sb)}"
+        if not sa or not sb:
+            raise self.error(
+                f"{pair}: matmul needs operands with at least 1 dimension, and "
+                f"{'a' if not sa else 'b'} is 0-d (a scalar). Multiply by a scalar with * "
+                "instead.",
+                ValueError,
+            )
+        k_a, k_b = sa[-1], sb[-2] if len(sb) > 1 else sb[0]
+        if k_a != k_b:
+            where = "second-to-last axis" if len(sb) > 1 else "length"
+            raise self.error(
+                f"{pair}: inner dimensions {k_a} and {k_b} differ. a's last axis must match "
+                f"b's {where}: transpose or reshape one operand (e.g. b.T).",
+                ValueError,
+            )
+        # shapes with 1-D operands promoted to matrices: (k,) -> (1,k) for a, (k,1) for b
+        self.a2 = (1, *sa) if len(sa) == 1 else sa
+        self.b2 = (*sb, 1) if len(sb) == 1 else sb
+        batch = self._batch(pair, self.a2[:-2], self.b2[:-2])
+        self.out2 = (*batch, self.a2[-2], self.b2[-1])
+        self.a, self.b, self.sa, self.sb = a, b, sa, sb
+        return xp.matmul(a, b)
+
+    def _batch(self, pair: str, ba: tuple[int, ...], bb: tuple[int, ...]) -> tuple[int, ...]:
+        """The broadcast of the two batch shapes, or an error naming both."""
+        out = []
+        for i in range(1, max(len(ba), len(bb)) + 1):
+            da = ba[-i] if i <= len(ba) else 1
+            db = bb[-i] if i <= len(bb) else 1
+            if da != db and da != 1 and db != 1:
+                raise self.error(
+                    f"{pair}: batch dimensions {fmt(ba)} and {fmt(bb)} cannot be broadcast "
+                    f"together (sizes {da} and {db} differ and neither is 1). Reshape one "
+                    "operand so each batch axis matches or is 1.",
+                    ValueError,
+                )
+            out.append(db if da == 1 else da)
+        return tuple(reversed(out))
+
+    def backward(self, xp, g):
+        a = self.a.reshape(self.a2)
+        b = self.b.reshape(self.b2)
+        g = g.reshape(self.out2)
+        ga = gb = None
+        if self.needs[0]:
+            ga = xp.matmul(g, xp.swapaxes(b, -1, -2))
+            ga = sum_to(xp, ga, self.a2).reshape(self.sa)
+        if self.needs[1]:
+            gb = xp.matmul(xp.swapaxes(a, -1, -2), g)
+            gb = sum_to(xp, gb, self.b2).reshape(self.sb)
+        return ga, gb
+
+    def macs(self) -> int:
+        """batch·m·n·k for the shapes ``forward`` recorded."""
+        return numel(self.out2) * self.a2[-1]
+
+    def forward_flops(self, out, a, b):
+        return self.macs()
+
+    def backward_flops(self, out, a, b):
+        return _count(self.needs) * self.macs()
+
+
+# --------------------------------------------------------------------------------------------
+# tensordot and the products that are tensordots with fixed axes
+
+
+class TensorDot(Op):
+    """y = sum over paired axes of a[free_a, s] b[s, free_b]  (NumPy's tensordot).
+    dL/da = g contracted with b over b's free axes;  dL/db = a contracted with g over a's.
+
+    ``axes`` is an int N (the last N axes of a with the first N of b) or a pair of sequences
+    (axes of a, axes of b), paired in order.  The computation is the textbook one: move the
+    contracted axes of a to the end and those of b to the front, flatten both to matrices
+    A (F_a, S) and B (S, F_b), and multiply.  Backward is then the matmul rule,
+    dA = G B^T and dB = A^T G, with the reshapes and transposes undone.
+    """
+
+    name = "tensordot"
+    wants_needs = True
+
+    def __init__(self, axes: Any = 2) -> None:
+        self.axes = axes
+
+    def pick_axes(self, a: Any, b: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The contracted axes of a and of b, non-negative, paired in order."""
+        axes = self.axes
+        if isinstance(axes, int):
+            if not 0 <= axes <= min(a.ndim, b.ndim):
+                raise self.error(
+                    f"{fmt(tuple(a.shape))} and {fmt(tuple(b.shape))}: axes={axes} must lie in "
+                    f"0..{min(a.ndim, b.ndim)} (it contracts the last {axes} axes of a with the "
+                    "first of b)",
+                    ValueError,
+                )
+            return tuple(range(a.ndim - axes, a.ndim)), tuple(range(axes))
+        try:
+            xa, xb = axes
+            xa = (xa,) if isinstance(xa, int) else tuple(operator.index(i) for i in xa)
+            xb = (xb,) if isinstance(xb, int) else tuple(operator.index(i) for i in xb)
+        except (TypeError, ValueError):
+            raise self.error(
+                f"axes must be an int or a pair (axes of a, axes of b), got {axes!r}", TypeError
+            ) from None
+        if len(xa) != len(xb):
+            raise self.error(
+                f"axes {xa} of a and {xb} of b differ in number ({len(xa)} and {len(xb)}); "
+                "they are contracted in pairs",
+                ValueError,
+            )
+        xa = tuple(normalize_axis(self.name, i, a.ndim) for i in xa)
+        xb = tuple(normalize_axis(self.name, i, b.ndim) for i in xb)
+        for which, xs in (("a", xa), ("b", xb)):
+            if len(set(xs)) != len(xs):
+                raise self.error(f"axes {xs} of {which} repeat an axis", ValueError)
+        return xa, xb
+
+    def forward(self, xp, a, b):
+        xa, xb = self.pick_axes(a, b)
+        sa, sb = tuple(a.shape), tuple(b.shape)
+        size_a = tuple(sa[i] for i in xa)
+        size_b = tuple(sb[i] for i in xb)
+        if size_a != size_b:
+            raise self.error(
+                f"{fmt(sa)} and {fmt(sb)}: contracted axes {xa} of a have sizes {fmt(size_a)} "
+                f"but axes {xb} of b have sizes {fmt(size_b)}. Paired axes must have equal "
+                "sizes: choose other axes or transpose an operand.",
+                ValueError,
+            )
+        free_a = [i for i in range(a.ndim) if i not in xa]
+        free_b = [i for i in range(b.ndim) if i not in xb]
+        self.perm_a, self.perm_b = (*free_a, *xa), (*xb, *free_b)
+        self.free_a = tuple(sa[i] for i in free_a)
+        self.free_b = tuple(sb[i] for i in free_b)
+        self.summed = size_a
+        # the matrix problem (F_a, S) @ (S, F_b)
+        self.m, self.k, self.n = numel(self.free_a), numel(size_a), numel(self.free_b)
+        self.A = xp.transpose(a, self.perm_a).reshape((self.m, self.k))
+        self.B = xp.transpose(b, self.perm_b).reshape((self.k, self.n))
+        return xp.matmul(self.A, self.B).reshape(self.free_a + self.free_b)
+
+    def backward(self, xp, g):
+        G = g.reshape((self.m, self.n))
+        ga = gb = None
+        if self.needs[0]:
+            ga = xp.matmul(G, self.B.T).reshape(self.free_a + self.summed)
+            ga = xp.transpose(ga, _inverse(self.perm_a))
+        if self.needs[1]:
+            gb = xp.matmul(self.A.T, G).reshape(self.summed + self.free_b)
+            gb = xp.transpose(gb, _inverse(self.perm_b))
+        return ga, gb
+
+    def forward_flops(self, out, a, b):
+        return self.m * self.k * self.n
+
+    def backward_flops(self, out, a, b):
+        return _count(self.needs) * self.m * self.k * self.n
+
+
+def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``perm``."""
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+class Dot(TensorDot):
+    """NumPy's dot for operands of at most 2 dimensions:
+    scalar · x = scalar * x;  vector · vector = sum_k a_k b_k;  otherwise the matrix product.
+    dL/da = g contracted with b, dL/db = a contracted with g (the tensordot rule).
+
+    For more dimensions NumPy's dot contracts a's last axis with b's second-to-last, which is
+    easy to misread; dot refuses and points to matmul (batched) or tensordot (named axes).
+    """
+
+    name = "dot"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def pick_axes(self, a, b):
+        if a.ndim > 2 or b.ndim > 2:
+            raise self.error(
+                f"{fmt(tuple(a.shape))} · {fmt(tuple(b.shape))}: dot takes operands of at most "
+                "2 dimensions. Use matmul for a batched matrix product, or tensordot to say "
+                "which axes to contract.",
+                ValueError,
+            )
+        if a.ndim == 0 or b.ndim == 0:
+            return (), ()
+        ka, kb = a.shape[-1], b.shape[0]
+        if ka != kb:
+            where = "first axis" if b.ndim == 2 else "length"
+            raise self.error(
+                f"{fmt(tuple(a.shape))} · {fmt(tuple(b.shape))}: inner dimensions {ka} and "
+                f"{kb} differ. a's last axis must match b's {where}: transpose or reshape one "
+                "operand.",
+                ValueError,
+            )
+        return (a.ndim - 1,), (0,)
+
+
+class Inner(TensorDot):
+    """y[I, J] = sum_k a[I, k] b[J, k]: contracts the last axis of both (NumPy's inner);
+    a scalar operand scales the other.   dL/da = g contracted with b, and symmetrically.
+    """
+
+    name = "inner"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def pick_axes(self, a, b):
+        if a.ndim == 0 or b.ndim == 0:
+            return (), ()
+        if a.shape[-1] != b.shape[-1]:
+            raise self.error(
+                f"{fmt(tuple(a.shape))} and {fmt(tuple(b.shape))}: last dimensions "
+                f"{a.shape[-1]} and {b.shape[-1]} differ. inner contracts the last axis of "
+                "both operands; transpose one, or use tensordot to pick other axes.",
+                ValueError,
+            )
+        return (a.ndim - 1,), (b.ndim - 1,)
+
+
+class Outer(Op):
+    """y[i, j] = a_i b_j, with a and b flattened first (NumPy's outer).
+    dL/da_i = sum_j g_ij b_j = (g @ b)_i,  dL/db_j = sum_i a_i g_ij = (a @ g)_j.
+    """
+
+    name = "outer"
+    wants_needs = True
+
+    def forward(self, xp, a, b):
+        self.a, self.b = a.reshape(-1), b.reshape(-1)
+        self.sa, self.sb = tuple(a.shape), tuple(b.shape)
+        return self.a.reshape((-1, 1)) * self.b.reshape((1, -1))
+
+    def backward(self, xp, g):
+        ga = xp.matmul(g, self.b).reshape(self.sa) if self.needs[0] else None
+        gb = xp.matmul(self.a, g).reshape(self.sb) if self.needs[1] else None
+        return ga, gb
+
+    def forward_flops(self, out, a, b):
+        return out.size  # one multiply per entry
+
+    def backward_flops(self, out, a, b):
+        return _count(self.needs) * out.size  # g @ b and a @ g: m·n MACs each
+
+
+# --------------------------------------------------------------------------------------------
+# einsum
+
+
+def _letters(text: str) -> bool:
+    """True when ``text`` is ASCII letters only (the empty string counts)."""
+    return all(c.isascii() and c.isalpha() for c in text)
+
+
+class Einsum(Op):
+    """y = einsum(subscripts, x_1, ..., x_n): multiply the operands entry by entry over the
+    whole index space named by the letters, and sum out the letters missing from the output.
+    dL/dx_i = einsum(output, other operands' subscripts -> subscripts of x_i) applied to
+    (g, the other operands): the same contraction with g standing in for x_i.
+
+    A letter that appears only in x_i (summed away within x_i alone) does not occur in that
+    backward einsum; y depends on x_i only through the sum over it, so the gradient is
+    constant along that axis and is broadcast back.
+
+    Supported: explicit (``"ij,jk->ik"``) and implicit (``"ij,jk"``: the output is the letters
+    used once, in alphabetical order, as in NumPy) subscripts, any number of operands.  Not
+    supported (NotImplementedError naming the subscripts): ``...`` (ellipsis) and a letter
+    repeated within one operand (``"ii->i"``, a diagonal).  Each letter must have one size in
+    every operand (no broadcasting of size-1 axes).
+
+    FLOPs: the naive loop nest visits every point of the index space (the product of all the
+    letters' sizes) and does one multiply-accumulate per extra operand there, so
+    max(1, n - 1) · space; each backward einsum is counted the same way over its own letters.
+    """
+
+    name = "einsum"
+    wants_needs = True
+
+    def __init__(self, subscripts: str) -> None:
+        if not isinstance(subscripts, str):
+            raise self.error(
+                f"subscripts must be a string like 'ij,jk->ik', got {subscripts!r}", TypeError
+            )
+        self.subscripts = subscripts
+
+    def parse(self, shapes: list[tuple[int, ...]]) -> None:
+        """Check the subscripts against the operands; set ``terms``, ``out`` and ``sizes``."""
+        text = self.subscripts.replace(" ", "")
+        quoted = repr(self.subscripts)
+        if "." in text:
+            raise self.error(
+                f"{quoted}: '...' (ellipsis) is not supported; write one letter per axis",
+                NotImplementedError,
+            )
+        lhs, arrow, out = text.partition("->")
+        terms = lhs.split(",")
+        if not all(_letters(t) for t in terms) or not _letters(out):
+            raise self.error(
+                f"{quoted}: subscripts are letters a-z, A-Z, one per axis, with ',' between "
+                "operands and an optional '->output'",
+                ValueError,
+            )
+        if len(terms) != len(shapes):
+            raise self.error(
+                f"{quoted} names {len(terms)} operand(s) but {len(shapes)} were given",
+                ValueError,
+            )
+        sizes: dict[str, int] = {}
+        for i, (term, shape) in enumerate(zip(terms, shapes)):
+            if len(term) != len(shape):
+                raise self.error(
+                    f"{quoted}: operand {i} has shape {fmt(shape)} ({len(shape)} axes) but its "
+                    f"subscripts {term!r} name {len(term)}",
+                    ValueError,
+                )
+            repeated = sorted({c for c in term if term.count(c) > 1})
+            if repeated:
+                raise self.error(
+                    f"{quoted}: operand {i} repeats the letter {repeated[0]!r} (a diagonal), "
+                    "which is not supported. Take the diagonal first, or multiply by an "
+                    "identity matrix.",
+                    NotImplementedError,
+                )
+            for c, s in zip(term, shape):
+                if sizes.setdefault(c, s) != s:
+                    first = next(j for j, t in enumerate(terms) if c in t)
+                    raise self.error(
+                        f"{quoted}: letter {c!r} has size {sizes[c]} in operand {first} but "
+                        f"{s} in operand {i} (shapes "
+                        f"{', '.join(fmt(sh) for sh in shapes)}); a letter names one size",
+                        ValueError,
+                    )
+        if not arrow:
+            letters = "".join(terms)
+            out = "".join(sorted(c for c in sizes if letters.count(c) == 1))
+        for c in out:
+            if c not in sizes:
+                raise self.error(
+                    f"{quoted}: output letter {c!r} does not appear in any operand", ValueError
+                )
+            if out.count(c) > 1:
+                raise self.error(f"{quoted}: output repeats the letter {c!r}", ValueError)
+        self.terms, self.out, self.sizes = terms, out, sizes
+
+    def forward(self, xp, *xs):
+        if not xs:
+            raise self.error(f"{self.subscripts!r}: give at least one operand", ValueError)
+        self.parse([tuple(x.shape) for x in xs])
+        self.xs = xs
+        return xp.einsum(f"{','.join(self.terms)}->{self.out}", *xs)
+
+    def backward(self, xp, g):
+        grads = []
+        for i, x in enumerate(self.xs):
+            if not self.needs[i]:
+                grads.append(None)
+                continue
+            others = [j for j in range(len(self.xs)) if j != i]
+            have = set(self.out).union(*[self.terms[j] for j in others])
+            term = self.terms[i]
+            keep = "".join(c for c in term if c in have)
+            # the contraction with g in x_i's place (a 0-d g has no subscripts: scale after)
+            terms = [self.out] if self.out else []
+            arrays = [g] if self.out else []
+            terms += [self.terms[j] for j in others]
+            arrays += [self.xs[j] for j in others]
+            r = xp.einsum(f"{','.join(terms)}->{keep}", *arrays) if arrays else g
+            if not self.out and arrays:
+                r = r * g
+            if keep != term:  # letters summed within x_i alone: constant along them
+                r = r.reshape(tuple(self.sizes[c] if c in have else 1 for c in term))
+                r = xp.broadcast_to(r, tuple(x.shape))
+            grads.append(r)
+        return tuple(grads)
+
+    def _space(self, letters: set[str]) -> int:
+        return numel(tuple(self.sizes[c] for c in sorted(letters)))
+
+    def forward_flops(self, out, *xs):
+        return max(1, len(xs) - 1) * self._space(set(self.sizes))
+
+    def backward_flops(self, out, *xs):
+        total = 0
+        for i, need in enumerate(self.needs):
+            if need:
+                letters = set(self.out).union(
+                    *[t for j, t in enumerate(self.terms) if j != i])
+                total += max(1, len(xs) - 1) * self._space(letters)
+        return total
+
+
+# --------------------------------------------------------------------------------------------
+# trace
+
+
+class Trace(Op):
+    """y = sum_i x_ii  (a 2-D matrix, square or not: the min(m, n) diagonal entries).
+    dy/dx_ij = 1 if i == j else 0, so dL/dx = g · I (an m x n identity).
+    """
+
+    name = "trace"
+    saves_inputs = False
+
+    def forward(self, xp, x):
+        if x.ndim != 2:
+            raise self.error(
+                f"input {fmt(tuple(x.shape))} is {x.ndim}-D; trace needs a 2-D matrix. Index "
+                "or reshape to one matrix first (e.g. x[0]).",
+                ValueError,
+            )
+        self.shape = tuple(x.shape)
+        return xp.sum(xp.diagonal(x))
+
+    def backward(self, xp, g):
+        m, n = self.shape
+        return (g * xp.eye(m, n, dtype=g.dtype),)
+
+    def forward_flops(self, out, x):
+        return min(x.shape)  # one add per diagonal entry
+
+    def backward_flops(self, out, x):
+        return x.size  # g times the identity
+
+
+# --------------------------------------------------------------------------------------------
+# the functions users call
+
+
+def matmul(a, b):
+    """Matrix product with NumPy's rules (1-D operands promoted, batch axes broadcast)."""
+    return apply(MatMul(), a, b)
+
+
+def dot(a, b):
+    """NumPy's dot for operands of at most 2 dimensions (a scalar operand scales the other)."""
+    return apply(Dot(), a, b)
+
+
+def inner(a, b):
+    """Sum of products over the last axis of both operands."""
+    return apply(Inner(), a, b)
+
+
+def outer(a, b):
+    """Outer product of the flattened operands: shape (a.size, b.size)."""
+    return apply(Outer(), a, b)
+
+
+def tensordot(a, b, axes=2):
+    """Contract ``axes`` (an int N: last N of a with first N of b; or a pair of sequences)."""
+    return apply(TensorDot(axes), a, b)
+
+
+def einsum(subscripts: str, *operands):
+    """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (no ``...``, no diagonals)."""
+    return apply(Einsum(subscripts), *operands)
+
+
+def trace(a):
+    """Sum of the diagonal of a 2-D matrix."""
+    return apply(Trace(), a)
+
 
 #: Tensor methods this module provides: name -> function (attached by tensor_methods.py)
-METHODS: dict = {}
+METHODS: dict = {
+    "__matmul__": matmul,
+    "__rmatmul__": lambda self, other: matmul(other, self),
+    "matmul": matmul,
+    "dot": dot,
+}

@@ -1,8 +1,463 @@
-"""(being written)"""
+"""Reductions (sum, mean, var, max, min, argmax, argmin, any, all) and scans (cumsum, cumprod).
+
+``axis`` is an int, a tuple of ints or None (every axis), as in NumPy; argmax/argmin take an
+int or None.  An axis out of range raises IndexError naming the op.  ``keepdims=True`` keeps
+each reduced axis with size 1, so the result broadcasts against the input.
+
+The backward rule of every reduction has the same shape: put the gradient back on the input's
+shape -- reshape ``g`` to the keepdims shape, then ``broadcast_to`` the input's shape -- and
+weight it by how much each input element influenced the output (1 for sum, 1/n for mean, the
+mask of maxima for max ...).  Backward always returns a gradient of the input's exact shape.
+
+FLOPs convention (in = input elements, out = output elements):
+
+* forward: one FLOP per input element for every reduction and scan (an add, a comparison or a
+  multiply each); ops that finish with a division per output (mean, var) add ``out``.
+* backward: the elementwise arithmetic and comparisons the rule performs; reshapes, broadcasts
+  and selects (``where``) move data and are free.  So sum's backward costs 0 (a broadcast).
+* argmax, argmin, any and all are not differentiable: backward 0.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import typing
+
+from lucid.ops.base import Op, apply, numel
+from lucid.shapes import fmt, normalize_axes, normalize_axis
+
+__all__ = [
+    "sum",
+    "mean",
+    "var",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "cumprod",
+    "any",
+    "all",
+]
+
+# NB: this module defines functions called sum, max, min, any and all (NumPy's names), which
+# shadow Python's builtins everywhere below -- including inside the classes, because methods
+# look globals up when they run.  The code here therefore never uses those builtins.  (The
+# class ``Any`` is the op; type hints say ``typing.Any``.)
+
+
+# --------------------------------------------------------------------------------------------
+# reductions
+
+
+class Reduce(Op):
+    """A reduction over ``axis`` (int, tuple or None = all axes), optionally keeping dims.
+
+    ``forward`` calls :meth:`setup` first: it checks the axes against the input and records
+    the shapes backward needs (``self.axes``, ``self.in_shape``, ``self.kshape`` -- the
+    keepdims shape -- and ``self.n``, how many elements each output reduces).
+    """
+
+    def __init__(self, axis: typing.Any = None, keepdims: bool = False) -> None:
+        self.axis = axis
+        self.keepdims = bool(keepdims)
+
+    def setup(self, x: typing.Any) -> None:
+        shape = tuple(x.shape)
+        axes = normalize_axes(self.name, self.axis, len(shape))
+        self.axes = axes
+        self.in_shape = shape
+        self.kshape = tuple(1 if i in axes else s for i, s in enumerate(shape))
+        self.n = numel(tuple(shape[i] for i in axes))
+
+    def spread(self, xp: typing.Any, g: typing.Any) -> typing.Any:
+        """``g`` (output shape) put back on the input's shape: reshape to keepdims, broadcast."""
+        return xp.broadcast_to(g.reshape(self.kshape), self.in_shape)
+
+    def check_nonempty(self) -> None:
+        """max/min/argmax/argmin of no elements has no value (sum and mean have identities)."""
+        if self.n == 0:
+            raise self.error(
+                f"input {fmt(self.in_shape)} has no elements along axis {self._axis_text()}, "
+                "and an empty reduction has no value. Check the shape, or reduce over an "
+                "axis of nonzero size.",
+                ValueError,
+            )
+
+    def _axis_text(self) -> str:
+        return str(self.axis) if self.axis is None or isinstance(self.axis, int) else str(
+            tuple(self.axis))
+
+    def forward_flops(self, out: typing.Any, x: typing.Any) -> int:
+        return x.size
+
+
+class Sum(Reduce):
+    """y = sum of x over the axes.   dy/dx_i = 1, so backward broadcasts g back to x's shape."""
+
+    name = "sum"
+    saves_inputs = False
+
+    def forward(self, xp, x):
+        self.setup(x)
+        return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
+
+    def backward(self, xp, g):
+        return (self.spread(xp, g),)
+
+    def backward_flops(self, out, x):
+        return 0  # a broadcast: no arithmetic
+
+
+class Mean(Reduce):
+    """y = (1/n) sum of x over the axes (n = elements per output).   dy/dx_i = 1/n."""
+
+    name = "mean"
+    saves_inputs = False
+
+    def forward(self, xp, x):
+        self.setup(x)
+        return xp.mean(x, axis=self.axes, keepdims=self.keepdims)
+
+    def backward(self, xp, g):
+        return (self.spread(xp, g * (1.0 / self.n)),)
+
+    def forward_flops(self, out, x):
+        return x.size + out.size  # the sum, then one division per output
+
+    def backward_flops(self, out, x):
+        return out.size  # g / n, then a broadcast
+
+
+class Var(Reduce):
+    """y = sum (x - mu)^2 / (n - ddof), mu the mean over the axes.
+    dy/dx_i = 2 (x_i - mu) / (n - ddof)   (the terms through mu sum to zero: sum (x - mu) = 0).
+
+    ``ddof=0`` (NumPy's default) is the population variance, ``ddof=1`` the unbiased sample
+    variance.  Forward keeps the centred values ``d = x - mu``, which is all backward needs.
+    """
+
+    name = "var"
+    saves_inputs = False  # backward reads the saved centred values, not x
+
+    def __init__(self, axis: typing.Any = None, keepdims: bool = False, ddof: int = 0) -> None:
+        super().__init__(axis, keepdims)
+        self.ddof = ddof
+
+    def forward(self, xp, x):
+        self.setup(x)
+        dof = self.n - self.ddof
+        if dof <= 0:
+            raise self.error(
+                f"input {fmt(self.in_shape)} has {self.n} element(s) along axis "
+                f"{self._axis_text()}, which leaves no degrees of freedom with ddof={self.ddof}"
+                f" (n - ddof = {dof}). Use a smaller ddof or reduce over more elements.",
+                ValueError,
+            )
+        self.d = x - xp.mean(x, axis=self.axes, keepdims=True)
+        return xp.sum(self.d * self.d, axis=self.axes, keepdims=self.keepdims) / dof
+
+    def backward(self, xp, g):
+        scale = g * (2.0 / (self.n - self.ddof))
+        return (self.d * self.spread(xp, scale),)
+
+    def forward_flops(self, out, x):
+        # mean (in + out), subtract (in), square (in), sum (in), divide by n - ddof (out)
+        return 4 * x.size + 2 * out.size
+
+    def backward_flops(self, out, x):
+        return x.size + out.size  # g * 2/(n - ddof) per output, times d per input
+
+
+class _Extremum(Reduce):
+    """max / min: the gradient goes to the elements equal to the result, split evenly on ties.
+
+    With k elements tied for the maximum each receives g / k (PyTorch's ``amax`` rule), so the
+    total gradient is still g, as for a single winner.
+    """
+
+    saves_output = True
+    fn = ""
+
+    def forward(self, xp, x):
+        self.setup(x)
+        self.check_nonempty()
+        self.x = x
+        self.y = getattr(xp, self.fn)(x, axis=self.axes, keepdims=self.keepdims)
+        return self.y
+
+    def backward(self, xp, g):
+        mask = (self.x == self.y.reshape(self.kshape)).astype(g.dtype)
+        count = xp.sum(mask, axis=self.axes, keepdims=True)
+        share = g.reshape(self.kshape) / count
+        return (mask * share,)
+
+    def backward_flops(self, out, x):
+        # compare with y (in), count the ties (in), g / count (out), mask * share (in)
+        return 3 * x.size + out.size
+
+
+class Max(_Extremum):
+    """y = max of x over the axes.   dy/dx_i = [x_i == y] / (number of maxima): ties split."""
+
+    name = "max"
+    fn = "max"
+
+
+class Min(_Extremum):
+    """y = min of x over the axes.   dy/dx_i = [x_i == y] / (number of minima): ties split."""
+
+    name = "min"
+    fn = "min"
+
+
+class _ArgExtremum(Reduce):
+    """The index of the max/min along one axis (or of the flattened input): int64, no gradient.
+
+    The first occurrence wins a tie, as in NumPy.
+    """
+
+    differentiable = False
+    saves_inputs = False
+    fn = ""
+
+    def forward(self, xp, x):
+        if self.axis is not None and not isinstance(self.axis, int):
+            raise self.error(
+                f"axis must be an int or None, got {self.axis!r} (input {fmt(tuple(x.shape))}). "
+                "To search several axes, reshape them into one first.",
+                TypeError,
+            )
+        self.setup(x)
+        self.check_nonempty()
+        find = getattr(xp, self.fn)
+        if self.axis is None:
+            index = find(x.reshape(-1), axis=0)
+            shape = self.kshape if self.keepdims else ()
+            index = index.reshape(shape)
+        else:
+            index = find(x, axis=self.axes[0], keepdims=self.keepdims)
+        return index.astype(xp.int64)  # NumPy gives int64, MLX uint32: settle on int64
+
+    def backward_flops(self, out, x):
+        return 0
+
+
+class ArgMax(_ArgExtremum):
+    """i = index of the largest element (first one on ties).   Not differentiable."""
+
+    name = "argmax"
+    fn = "argmax"
+
+
+class ArgMin(_ArgExtremum):
+    """i = index of the smallest element (first one on ties).   Not differentiable."""
+
+    name = "argmin"
+    fn = "argmin"
+
+
+class _Truth(Reduce):
+    """Whether any / all elements are true (nonzero) over the axes: bool, no gradient."""
+
+    differentiable = False
+    saves_inputs = False
+    fn = ""
+
+    def forward(self, xp, x):
+        self.setup(x)
+        return getattr(xp, self.fn)(x, axis=self.axes, keepdims=self.keepdims)
+
+    def backward_flops(self, out, x):
+        return 0
+
+
+class Any(_Truth):
+    """y = x_1 or x_2 or ... over the axes (False for no elements).   Not differentiable."""
+
+    name = "any"
+    fn = "any"
+
+
+class All(_Truth):
+    """y = x_1 and x_2 and ... over the axes (True for no elements).   Not differentiable."""
+
+    name = "all"
+    fn = "all"
+
+
+# --------------------------------------------------------------------------------------------
+# scans: same shape out as in
+
+
+def _reverse(x: typing.Any, axis: int) -> typing.Any:
+    """``x`` reversed along ``axis`` by slicing (works on NumPy and MLX arrays alike)."""
+    return x[(slice(None),) * axis + (slice(None, None, -1),)]
+
+
+def _reverse_cumsum(xp: typing.Any, x: typing.Any, axis: int) -> typing.Any:
+    """r_k = sum_{i >= k} x_i along ``axis``: the adjoint of cumsum."""
+    return _reverse(xp.cumsum(_reverse(x, axis), axis=axis), axis)
+
+
+class Scan(Op):
+    """A cumulative op along one axis; the output has the input's shape."""
+
+    def __init__(self, axis: int = -1) -> None:
+        self.axis = axis
+
+    def setup(self, x: typing.Any) -> None:
+        if not isinstance(self.axis, int):
+            raise self.error(
+                f"axis must be an int, got {self.axis!r} (input {fmt(tuple(x.shape))})",
+                TypeError,
+            )
+        if x.ndim == 0:
+            raise self.error(
+                "input () is a 0-d tensor and has no axis to scan along. Reshape it to (1,) "
+                "first.",
+                IndexError,
+            )
+        self.ax = normalize_axis(self.name, self.axis, x.ndim)
+
+    def forward_flops(self, out, x):
+        return x.size
+
+
+class CumSum(Scan):
+    """y_i = x_0 + ... + x_i along the axis.
+    dy_i/dx_k = 1 for i >= k, so dL/dx_k = sum_{i >= k} g_i: a cumsum of g run backwards.
+    """
+
+    name = "cumsum"
+    saves_inputs = False
+
+    def forward(self, xp, x):
+        self.setup(x)
+        return xp.cumsum(x, axis=self.ax)
+
+    def backward(self, xp, g):
+        return (_reverse_cumsum(xp, g, self.ax),)
+
+    def backward_flops(self, out, x):
+        return x.size
+
+
+class CumProd(Scan):
+    """y_i = x_0 * x_1 * ... * x_i along the axis.
+    dy_i/dx_k = prod_{j <= i, j != k} x_j for i >= k (0 for i < k), and
+    dL/dx_k = sum_{i >= k} g_i dy_i/dx_k.
+
+    Without zeros this is ``revcumsum(g * y)_k / x_k`` (each y_i with its factor x_k divided
+    out).  Dividing by zero is wrong, so backward splits each line along the axis at its first
+    zero z, and stays exact:
+
+    * k < z: x_k is not 0, and the division formula holds as written;
+    * k = z: dy_i/dx_z is the cumulative product with x_z replaced by 1, so
+      dL/dx_z = revcumsum(g * y')_z with y' = cumprod(x with x_z := 1);
+    * k > z: every dy_i/dx_k contains the factor x_z = 0, so the gradient is exactly 0.
+
+    All three are computed for every line with masks (no data-dependent branches), at the
+    cost of a second cumprod.
+    """
+
+    name = "cumprod"
+    saves_output = True
+
+    def forward(self, xp, x):
+        self.setup(x)
+        self.x = x
+        self.y = xp.cumprod(x, axis=self.ax)
+        return self.y
+
+    def backward(self, xp, g):
+        x, y, ax = self.x, self.y, self.ax
+        zero = x == 0
+        seen = xp.cumsum(zero.astype(x.dtype), axis=ax)  # zeros up to and including k
+        before = seen == 0  # k lies before the line's first zero (or it has none)
+        first = xp.logical_and(zero, seen == 1)  # k is the first zero
+        # k < z: divide x_k out of every later product (x_k != 0 there)
+        divided = _reverse_cumsum(xp, g * y, ax) / xp.where(before, x, 1)
+        # k = z: the products with x_z replaced by 1
+        y_skip = xp.cumprod(xp.where(first, 1, x), axis=ax)
+        at_zero = _reverse_cumsum(xp, g * y_skip, ax)
+        return (xp.where(before, divided, xp.where(first, at_zero, 0)),)
+
+    def backward_flops(self, out, x):
+        # masks: ==0, cumsum, ==0, ==1, & (5 per element); arithmetic: g*y, revcumsum,
+        # division, second cumprod, g*y', revcumsum (6 per element)
+        return 11 * x.size
+
+
+# --------------------------------------------------------------------------------------------
+# the functions users call
+
+
+def sum(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
+    """Sum over ``axis`` (int, tuple or None for all axes)."""
+    return apply(Sum(axis, keepdims), a)
+
+
+def mean(a, axis=None, keepdims: bool = False):
+    """Arithmetic mean over ``axis`` (int, tuple or None for all axes)."""
+    return apply(Mean(axis, keepdims), a)
+
+
+def var(a, axis=None, keepdims: bool = False, ddof: int = 0):
+    """Variance over ``axis``: ``sum((x - mean)^2) / (n - ddof)``; ``ddof=1`` is unbiased."""
+    return apply(Var(axis, keepdims, ddof), a)
+
+
+def max(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
+    """Largest element over ``axis``; tied maxima share the gradient evenly."""
+    return apply(Max(axis, keepdims), a)
+
+
+def min(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
+    """Smallest element over ``axis``; tied minima share the gradient evenly."""
+    return apply(Min(axis, keepdims), a)
+
+
+def argmax(a, axis: int | None = None, keepdims: bool = False):
+    """Index (int64) of the largest element along ``axis``, or in the flattened input."""
+    return apply(ArgMax(axis, keepdims), a)
+
+
+def argmin(a, axis: int | None = None, keepdims: bool = False):
+    """Index (int64) of the smallest element along ``axis``, or in the flattened input."""
+    return apply(ArgMin(axis, keepdims), a)
+
+
+def cumsum(a, axis: int = -1):
+    """Running sum along ``axis``."""
+    return apply(CumSum(axis), a)
+
+
+def cumprod(a, axis: int = -1):
+    """Running product along ``axis`` (its gradient is exact even where ``a`` has zeros)."""
+    return apply(CumProd(axis), a)
+
+
+def any(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
+    """True where any element over ``axis`` is true (nonzero)."""
+    return apply(Any(axis, keepdims), a)
+
+
+def all(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
+    """True where every element over ``axis`` is true (nonzero)."""
+    return apply(All(axis, keepdims), a)
+
 
 #: Tensor methods this module provides: name -> function (attached by tensor_methods.py)
-METHODS: dict = {}
+METHODS: dict = {
+    "sum": sum,
+    "mean": mean,
+    "var": var,
+    "max": max,
+    "min": min,
+    "argmax": argmax,
+    "argmin": argmin,
+    "cumsum": cumsum,
+    "cumprod": cumprod,
+    "any": any,
+    "all": all,
+}

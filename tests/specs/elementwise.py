@@ -77,7 +77,8 @@ def _binary(name, ref, samples=None, bwd=2, grad=True, **kw):
         errors=(ErrorCase(lambda: fn(lucid.Tensor(a), lucid.Tensor(b)), ValueError,
                           _BROADCAST_ERROR.format(op=name)),),
         # (3,1,4) with (2,4) -> (3,2,4): 24 outputs; summing back down costs 24-12 and 24-8
-        flops=(FlopsCase((rand((3, 1, 4)), rand((2, 4))), 24, bwd * 24 + 12 + 16),),
+        flops=(FlopsCase((rand((3, 1, 4), 0.5, 2.0), rand((2, 4), 0.5, 2.0)), 24,
+                         bwd * 24 + 12 + 16),),
         **kw,
     )
 

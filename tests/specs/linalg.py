@@ -1,0 +1,230 @@
+"""Spec rows: matmul, dot, inner, outer, tensordot, einsum, trace.
+
+FLOPs are multiply-accumulates (MACs): (m,k) @ (k,n) costs m·k·n forward and 2·m·k·n backward
+(one product per operand that requires grad).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lucid
+from tests.specs.table import ErrorCase, FlopsCase, Spec, rand, transposed
+
+
+def r(*shape, seed=0):
+    return rand(shape, seed=seed)
+
+
+def _t(a):
+    return lucid.Tensor(a)
+
+
+# -- matmul ---------------------------------------------------------------------------------
+
+
+def _matmul(label, samples, flops=(), errors=(), fn=lucid.matmul):
+    return Spec("matmul", fn, np.matmul, samples, label=label, flops=flops, errors=errors)
+
+
+MATMUL = [
+    _matmul(
+        "2d", ((r(3, 4), r(4, 5, seed=1)),),
+        flops=(FlopsCase((r(3, 4), r(4, 5, seed=1)), 3 * 4 * 5, 2 * 3 * 4 * 5),),
+        errors=(
+            ErrorCase(lambda: lucid.matmul(_t(r(2, 3)), _t(r(4, 5))), ValueError,
+                      r"^matmul: \(2,3\) @ \(4,5\): inner dimensions 3 and 4 differ\. "
+                      r"a's last axis must match b's second-to-last axis"),
+            ErrorCase(lambda: lucid.matmul(_t(r(3)), _t(r(4))), ValueError,
+                      r"^matmul: \(3,\) @ \(4,\): inner dimensions 3 and 4 differ\. "
+                      r"a's last axis must match b's length"),
+            ErrorCase(lambda: lucid.matmul(_t(r()), _t(r(3))), ValueError,
+                      r"^matmul: \(\) @ \(3,\): matmul needs operands with at least 1 "
+                      r"dimension, and a is 0-d"),
+            ErrorCase(lambda: lucid.matmul(_t(r(3, 4)), 2.0), ValueError,
+                      r"^matmul: \(3,4\) @ \(\): .* b is 0-d .* Multiply by a scalar with \*"),
+            ErrorCase(lambda: lucid.matmul(_t(r(2, 3, 4)), _t(r(5, 4, 2))), ValueError,
+                      r"^matmul: \(2,3,4\) @ \(5,4,2\): batch dimensions \(2,\) and \(5,\) "
+                      r"cannot be broadcast together"),
+        ),
+    ),
+    _matmul("1d@2d", ((r(4), r(4, 5, seed=1)),),
+            flops=(FlopsCase((r(4), r(4, 5, seed=1)), 20, 40),)),
+    _matmul("2d@1d", ((r(3, 4), r(4, seed=1)),),
+            flops=(FlopsCase((r(3, 4), r(4, seed=1)), 12, 24),)),
+    _matmul("1d@1d", ((r(4), r(4, seed=1)),),
+            flops=(FlopsCase((r(4), r(4, seed=1)), 4, 8),)),
+    # batch axes broadcast: (2,1) with (5,) -> (2,5); each operand's gradient is summed back
+    _matmul(
+        "batch-broadcast",
+        ((r(2, 1, 3, 4), r(5, 4, 2, seed=1)), (r(2, 3, 4), r(4, 5, seed=1)),
+         (r(3, 4), r(2, 4, 5, seed=1))),
+        flops=(FlopsCase((r(2, 1, 3, 4), r(5, 4, 2, seed=1)), 2 * 5 * 3 * 4 * 2,
+                         2 * (2 * 5 * 3 * 4 * 2)),),
+    ),
+    _matmul("batch-1d", ((r(4), r(2, 4, 3, seed=1)), (r(2, 3, 4), r(4, seed=1)))),
+    _matmul("transposed", ((transposed((4, 3)), r(4, 5, seed=1)),
+                           (r(2, 4), transposed((5, 4))))),
+    _matmul("operator", ((r(3, 4), r(4, 5, seed=1)), (r(2, 3, 4), r(4, seed=1))),
+            fn=lambda a, b: a @ b),
+    _matmul("method", ((r(3, 4), r(4, 5, seed=1)),), fn=lambda a, b: a.matmul(b)),
+]
+
+# -- dot, inner, outer ----------------------------------------------------------------------
+
+DOT = [
+    Spec(
+        "dot", lucid.dot, np.dot,
+        ((r(3, 4), r(4, 5, seed=1)), (r(3, 4), r(4, seed=1)), (r(4), r(4, 5, seed=1)),
+         (r(4), r(4, seed=1)), (r(), r(3, 4, seed=1)), (r(2, 3), r(seed=1)), (r(), r(seed=1)),
+         (transposed((4, 3)), r(4, seed=1))),
+        flops=(FlopsCase((r(3, 4), r(4, 5, seed=1)), 60, 120),
+               FlopsCase((r(), r(3, 4, seed=1)), 12, 24)),
+        errors=(
+            ErrorCase(lambda: lucid.dot(_t(r(2, 3, 4)), _t(r(4))), ValueError,
+                      r"^dot: \(2,3,4\) · \(4,\): dot takes operands of at most 2 dimensions\. "
+                      r"Use matmul .* or tensordot"),
+            ErrorCase(lambda: lucid.dot(_t(r(2, 3)), _t(r(4, 5))), ValueError,
+                      r"^dot: \(2,3\) · \(4,5\): inner dimensions 3 and 4 differ"),
+        ),
+    ),
+    Spec("dot", lambda a, b: a.dot(b), np.dot, ((r(3, 4), r(4, 5, seed=1)),), label="method"),
+]
+
+INNER = [
+    Spec(
+        "inner", lucid.inner, np.inner,
+        ((r(3, 4), r(5, 4, seed=1)), (r(4), r(4, seed=1)), (r(2, 3, 4), r(4, seed=1)),
+         (r(), r(2, 3, seed=1)), (r(2, 3), r(2, 2, 3, seed=1))),
+        flops=(FlopsCase((r(3, 4), r(5, 4, seed=1)), 60, 120),),
+        errors=(
+            ErrorCase(lambda: lucid.inner(_t(r(2, 3)), _t(r(3, 4))), ValueError,
+                      r"^inner: \(2,3\) and \(3,4\): last dimensions 3 and 4 differ"),
+        ),
+    ),
+]
+
+OUTER = [
+    Spec(
+        "outer", lucid.outer, np.outer,
+        ((r(3), r(4, seed=1)), (r(2, 3), r(4, seed=1)), (r(), r(2, 2, seed=1)),
+         (transposed((4, 3)), r(2, seed=1))),
+        flops=(FlopsCase((r(3), r(4, seed=1)), 12, 24),),
+    ),
+]
+
+# -- tensordot ------------------------------------------------------------------------------
+
+
+def _tensordot(label, axes, samples, flops=(), errors=()):
+    return Spec(
+        "tensordot",
+        lambda a, b: lucid.tensordot(a, b, axes),
+        lambda a, b: np.tensordot(a, b, axes),
+        samples, label=label, flops=flops, errors=errors,
+    )
+
+
+TENSORDOT = [
+    _tensordot(
+        "axes=2", 2, ((r(2, 3, 4), r(3, 4, 5, seed=1)), (r(3, 4), r(3, 4, seed=1))),
+        flops=(FlopsCase((r(2, 3, 4), r(3, 4, 5, seed=1)), 2 * 12 * 5, 2 * 2 * 12 * 5),),
+        errors=(
+            ErrorCase(lambda: lucid.tensordot(_t(r(2, 3, 4)), _t(r(4, 5)), 2), ValueError,
+                      r"^tensordot: \(2,3,4\) and \(4,5\): contracted axes \(1, 2\) of a have "
+                      r"sizes \(3,4\) but axes \(0, 1\) of b have sizes \(4,5\)"),
+            ErrorCase(lambda: lucid.tensordot(_t(r(2, 3)), _t(r(3)), 3), ValueError,
+                      r"^tensordot: \(2,3\) and \(3,\): axes=3 must lie in 0\.\.1"),
+            ErrorCase(lambda: lucid.tensordot(_t(r(2, 3)), _t(r(3, 2)), ([0, 1], [1])),
+                      ValueError, r"^tensordot: axes \(0, 1\) of a and \(1,\) of b differ in "
+                                  r"number"),
+            ErrorCase(lambda: lucid.tensordot(_t(r(2, 3)), _t(r(3, 2)), ([0], [2])),
+                      IndexError, r"^tensordot: axis 2 is out of range"),
+            ErrorCase(lambda: lucid.tensordot(_t(r(2, 3)), _t(r(3, 2)), "ij"), TypeError,
+                      r"^tensordot: axes must be an int or a pair"),
+        ),
+    ),
+    _tensordot("axes=1", 1, ((r(3, 4), r(4, 5, seed=1)), (r(2, 3, 4), r(4, 2, seed=1))),
+               flops=(FlopsCase((r(3, 4), r(4, 5, seed=1)), 60, 120),)),
+    _tensordot("axes=0", 0, ((r(2, 3), r(4, seed=1)), (r(), r(3, seed=1)))),
+    _tensordot("pairs", ([1, 0], [0, 1]), ((r(3, 4), r(4, 3, seed=1)),
+                                            (r(3, 4, 2), r(4, 3, 5, seed=1)))),
+    _tensordot("negative", ((-1,), (0,)), ((r(2, 3), r(3, 4, seed=1)),
+                                           (transposed((4, 3)), r(4, 2, seed=1)))),
+    _tensordot("ints", (2, 0), ((r(2, 3, 4), r(4, 5, seed=1)),)),
+]
+
+# -- einsum ---------------------------------------------------------------------------------
+
+
+def _einsum(subscripts, *samples, flops=(), errors=()):
+    return Spec(
+        "einsum",
+        lambda *xs: lucid.einsum(subscripts, *xs),
+        lambda *xs: np.einsum(subscripts, *xs),
+        samples, label=subscripts, flops=flops, errors=errors,
+    )
+
+
+EINSUM = [
+    _einsum(
+        "ij,jk->ik", (r(3, 4), r(4, 5, seed=1)), (transposed((4, 3)), r(4, 2, seed=1)),
+        flops=(FlopsCase((r(3, 4), r(4, 5, seed=1)), 60, 120),),
+        errors=(
+            ErrorCase(lambda: lucid.einsum("ii->i", _t(r(3, 3))), NotImplementedError,
+                      r"^einsum: 'ii->i': operand 0 repeats the letter 'i' \(a diagonal\), "
+                      r"which is not supported"),
+            ErrorCase(lambda: lucid.einsum("...ij,jk", _t(r(2, 3)), _t(r(3, 4))),
+                      NotImplementedError, r"^einsum: '...ij,jk': '...' \(ellipsis\) is not "
+                                           r"supported"),
+            ErrorCase(lambda: lucid.einsum("ij,jk->ik", _t(r(2, 3)), _t(r(4, 5))), ValueError,
+                      r"^einsum: 'ij,jk->ik': letter 'j' has size 3 in operand 0 but 4 in "
+                      r"operand 1 \(shapes \(2,3\), \(4,5\)\)"),
+            ErrorCase(lambda: lucid.einsum("ij,jk->ik", _t(r(2, 3))), ValueError,
+                      r"^einsum: 'ij,jk->ik' names 2 operand\(s\) but 1 were given"),
+            ErrorCase(lambda: lucid.einsum("ijk->i", _t(r(2, 3))), ValueError,
+                      r"^einsum: 'ijk->i': operand 0 has shape \(2,3\) \(2 axes\) but its "
+                      r"subscripts 'ijk' name 3"),
+            ErrorCase(lambda: lucid.einsum("ij->iz", _t(r(2, 3))), ValueError,
+                      r"^einsum: 'ij->iz': output letter 'z' does not appear in any operand"),
+            ErrorCase(lambda: lucid.einsum("i1->i", _t(r(2, 3))), ValueError,
+                      r"^einsum: 'i1->i': subscripts are letters"),
+            ErrorCase(lambda: lucid.einsum(3, _t(r(2))), TypeError,
+                      r"^einsum: subscripts must be a string"),
+        ),
+    ),
+    _einsum("ij,jk", (r(3, 4), r(4, 5, seed=1))),  # implicit output: "ik"
+    _einsum("Ba,aC", (r(2, 3), r(3, 4, seed=1))),  # implicit, ASCII order: "BC"
+    _einsum("bij,bjk->bik", (r(2, 3, 4), r(2, 4, 5, seed=1))),
+    _einsum("ij->ji", (r(3, 4),)),
+    _einsum("ij->", (r(3, 4),), flops=(FlopsCase((r(3, 4),), 12, 1),)),
+    _einsum("i,i->", (r(5), r(5, seed=1))),
+    _einsum("i,j->ij", (r(3), r(4, seed=1))),
+    _einsum("ij,ij->ij", (r(3, 4), r(3, 4, seed=1))),
+    # j is summed within the first operand alone: its gradient is broadcast along j
+    _einsum("ij,k->ik", (r(3, 4), r(5, seed=1))),
+    _einsum("ij,k->", (r(3, 4), r(5, seed=1))),
+    _einsum(
+        "ij,jk,kl->il", (r(2, 3), r(3, 4, seed=1), r(4, 5, seed=2)),
+        # index space 2·3·4·5 = 120, two MACs per point; each gradient einsum spans all letters
+        flops=(FlopsCase((r(2, 3), r(3, 4, seed=1), r(4, 5, seed=2)), 240, 3 * 240),),
+    ),
+]
+
+# -- trace ----------------------------------------------------------------------------------
+
+TRACE = [
+    Spec(
+        "trace", lucid.trace, np.trace,
+        ((r(3, 3),), (r(3, 5),), (r(4, 2),), (transposed((4, 3)),)),
+        flops=(FlopsCase((r(3, 4),), 3, 12),),
+        errors=(
+            ErrorCase(lambda: lucid.trace(_t(r(2, 3, 4))), ValueError,
+                      r"^trace: input \(2,3,4\) is 3-D; trace needs a 2-D matrix"),
+            ErrorCase(lambda: lucid.trace(_t(r(3))), ValueError,
+                      r"^trace: input \(3,\) is 1-D; trace needs a 2-D matrix"),
+        ),
+    ),
+]
+
+SPECS = MATMUL + DOT + INNER + OUTER + TENSORDOT + EINSUM + TRACE
