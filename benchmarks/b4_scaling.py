@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import lucid
-from benchmarks.common import Row, optional, timeit
+from benchmarks.common import Row, optional, timeit_many
 
 SIZES = (1_000, 10_000, 100_000)
 
@@ -42,15 +42,16 @@ def run(quick: bool = False) -> list[Row]:
     torch = optional("torch")
     rows = []
     for n in SIZES:
-        number = max(1, 20_000 // n) if not quick else 1
-        repeat = 5 if n < 100_000 else 3
+        # every batch spans 1e5 nodes, so the garbage collector works alike at each N
+        number = 1 if quick else max(1, 100_000 // n)
+        repeat = 3
+        fns = {"lucid": _lucid(n)}
+        if torch:
+            fns["torch"] = _torch(torch, n)
+        t = timeit_many(fns, repeat=repeat, number=number, warmup=1)
         row = Row(f"B4 chain build+backward, N={n:.0e}", "s/1e4 nodes",
                   target="flat in N; <= 3x torch")
-        row.values["lucid"] = timeit(_lucid(n), repeat=repeat, number=number, warmup=1) * 1e4 / n
-        if torch:
-            row.values["torch"] = (
-                timeit(_torch(torch, n), repeat=repeat, number=number, warmup=1) * 1e4 / n
-            )
+        row.values = {k: v * 1e4 / n for k, v in t.items()}
         rows.append(row)
     first, last = rows[0].values["lucid"], rows[-1].values["lucid"]
     lin = Row("  B4 lucid: (per 1e4 at 1e5) / (per 1e4 at 1e3)", "ratio", target="<= 1.5")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +18,11 @@ def optional(module: str):
 
 
 def timeit(fn: Callable[[], object], repeat: int = 7, number: int = 20, warmup: int = 3) -> float:
-    """Median seconds per call of ``fn`` over ``repeat`` batches of ``number`` calls."""
+    """Best (minimum) seconds per call of ``fn`` over ``repeat`` batches of ``number`` calls.
+
+    The minimum, as the ``timeit`` docs advise: noise from other processes only ever adds time,
+    so the fastest batch is the best estimate of what the code itself costs.
+    """
     for _ in range(warmup):
         fn()
     samples = []
@@ -29,7 +32,28 @@ def timeit(fn: Callable[[], object], repeat: int = 7, number: int = 20, warmup: 
         for _ in range(number):
             fn()
         samples.append((time.perf_counter() - start) / number)
-    return statistics.median(samples)
+    return min(samples)
+
+
+def timeit_many(fns: dict[str, Callable[[], object]], repeat: int = 9, number: int = 20,
+                warmup: int = 3) -> dict[str, float]:
+    """Best seconds per call for several functions measured in alternating batches.
+
+    Interleaving makes slow drifts of the machine (frequency, a neighbour's load) hit every
+    contender alike, so the ratios between them stay honest.
+    """
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    best = {k: float("inf") for k in fns}
+    for _ in range(repeat):
+        for key, fn in fns.items():
+            gc.collect()
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[key] = min(best[key], (time.perf_counter() - start) / number)
+    return best
 
 
 @dataclass

@@ -195,10 +195,15 @@ def apply(op: Op, *args: Any) -> Tensor:
         op.versions = tuple([a._version for a in args]) if op.saves_inputs else ()
         if op.wants_needs:
             op.needs = tuple([a.requires_grad for a in args])
-        if mode.flops:
-            datas = [a.data for a in args]
-            op.flops = int(op.forward_flops(data, *datas))
-            op.flops_bwd = int(op.backward_flops(data, *datas)) if requires else 0
+        if mode.flops:  # rules return Python ints (the op table checks it)
+            if n == 1:
+                xs = (first.data,)
+            elif n == 2:
+                xs = (first.data, args[1].data)
+            else:
+                xs = [a.data for a in args]
+            op.flops = op.forward_flops(data, *xs)
+            op.flops_bwd = op.backward_flops(data, *xs) if requires else 0
     else:
         out._prev = ()
         out._op = None
