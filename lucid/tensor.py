@@ -172,8 +172,11 @@ class Tensor:
 
     # -- conversion ----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The values as a NumPy array (shares memory on "cpu")."""
-        return get_backend(self.device).to_numpy(self.data)
+        """The values as a NumPy array (shares memory on "cpu"; a copy from "gpu")."""
+        arr = get_backend(self.device).to_numpy(self.data)
+        if self._dtype is not None:  # stored narrower than it reports (Float64 on an MLX GPU)
+            arr = arr.astype(self._dtype.cpu)
+        return arr
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         arr = self.numpy()
@@ -197,22 +200,18 @@ class Tensor:
         t._dtype = self._dtype
         return t
 
-    def to(self, device: str) -> Tensor:
-        """This tensor on ``device`` ("cpu" or "gpu"); the tensor itself when already there."""
-        check_device(device)
-        if device == self.device:
-            return self
-        get_backend(device)  # raises, with install instructions, when MLX is missing
-        raise NotImplementedError(f"to({device!r}): moving tensors between devices")
-
-    def cpu(self) -> Tensor:
-        return self.to("cpu")
-
-    def gpu(self) -> Tensor:
-        return self.to("gpu")
+    # ``to``, ``cpu`` and ``gpu`` are ops (the move is part of the graph): lucid/ops/device.py
 
     def eval(self) -> Tensor:
-        """Force evaluation of lazy data (MLX); a no-op on the eager "cpu" device."""
+        """Force evaluation of lazy (MLX) data now and cut MLX's own graph behind it.
+
+        MLX records work lazily; calling ``loss.eval()`` before ``loss.backward()`` (seed 000)
+        makes the value concrete.  On the eager "cpu" device this does nothing.  Returns self.
+        """
+        if self.device != "cpu":
+            backend = get_backend(self.device)
+            self.data = backend.stop_gradient(self.data)
+            backend.evaluate(self.data, self.grad)
         return self
 
     # -- autograd ------------------------------------------------------------------------

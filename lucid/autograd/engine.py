@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.backends import BACKENDS
+from lucid.backends import BACKENDS, fallback
 from lucid.shapes import broadcasts_to, fmt, sum_to
 
 
@@ -109,7 +109,11 @@ def run_backward(
                         raise _version_error(node, op)
             if op.saves_output and node._version:
                 raise _version_error(node, op)
-            grads = op.backward(BACKENDS[node.device].xp, g)
+            backend = BACKENDS[node.device]
+            if op.fallback and node.device != "cpu":
+                grads = fallback.backward(op, backend, g)
+            else:
+                grads = op.backward(backend.xp, g)
             if not retain_graph:
                 op.release()
             for parent, pg in zip(prev, grads):

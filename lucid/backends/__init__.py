@@ -24,6 +24,37 @@ def backend_for(xp) -> Backend:
     return BY_XP[xp]
 
 
+def _load_gpu() -> Backend | None:
+    """Import MLX and register the "gpu" backend on first use (None when MLX is missing).
+
+    Loading is lazy so that ``import lucid`` stays cheap and works without MLX; every gpu
+    tensor is made through :func:`get_backend`, so the registry is filled before any op runs.
+    """
+    try:
+        from lucid.backends.mlx_backend import MLXBackend
+    except ImportError:
+        return None
+    backend = MLXBackend()
+    BACKENDS["gpu"] = backend
+    BY_XP[backend.xp] = backend
+    return backend
+
+
+def gpu_status() -> str:
+    """Which "gpu" Lucid has: ``"gpu"`` (MLX on Metal or CUDA), ``"mlx-cpu"`` (MLX on its CPU
+    device, Linux ``mlx[cpu]``) or ``"missing"`` (MLX not installed)."""
+    try:
+        from lucid.backends.mlx_backend import has_gpu
+    except ImportError:
+        return "missing"
+    return "gpu" if has_gpu() else "mlx-cpu"
+
+
+def gpu_available() -> bool:
+    """True when "gpu" tensors run on a real GPU (MLX with Metal or CUDA)."""
+    return gpu_status() == "gpu"
+
+
 def check_device(device: str) -> str:
     """Validate a device name; the error lists the valid ones."""
     if device not in DEVICES:
@@ -34,15 +65,27 @@ def check_device(device: str) -> str:
 def get_backend(device: str) -> Backend:
     """The backend for ``device``; raises a clear error when it is not available."""
     backend = BACKENDS.get(device)
+    if backend is None and device == "gpu":
+        backend = _load_gpu()
     if backend is None:
         check_device(device)
         raise RuntimeError(
-            f"The {device!r} device is not available in this build of Lucid: its backend "
-            "(MLX) is not installed. Install it with `pip install mlx` on Apple silicon, "
+            f"The {device!r} device needs MLX, which is not installed. Install it with "
+            "`pip install mlx` on Apple silicon, "
             "`pip install 'mlx[cpu]'` on Linux without a GPU, or `pip install 'mlx[cuda]'` "
             "on an NVIDIA machine."
         )
     return backend
 
 
-__all__ = ["BACKENDS", "BY_XP", "DEVICES", "Backend", "backend_for", "check_device", "get_backend"]
+__all__ = [
+    "BACKENDS",
+    "BY_XP",
+    "DEVICES",
+    "Backend",
+    "backend_for",
+    "check_device",
+    "get_backend",
+    "gpu_available",
+    "gpu_status",
+]

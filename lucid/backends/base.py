@@ -29,3 +29,10 @@ class Backend:
 
     def copy(self, array: Any) -> Any:
         raise NotImplementedError
+
+    def evaluate(self, *arrays: Any) -> None:
+        """Compute lazy arrays now (MLX); eager backends have nothing to do."""
+
+    def stop_gradient(self, array: Any) -> Any:
+        """Cut the backend's own autodiff graph behind ``array`` (MLX); identity otherwise."""
+        return array

@@ -3,7 +3,7 @@
 Importing this package registers every op in ``REGISTRY`` and attaches Tensor's operators.
 """
 
-from lucid.ops import elementwise, indexing, linalg, reduction, shape  # noqa: F401
+from lucid.ops import device, elementwise, indexing, linalg, reduction, shape  # noqa: F401
 from lucid.ops.base import REGISTRY, Op, apply
 from lucid.ops.elementwise import *  # noqa: F403
 from lucid.ops.indexing import *  # noqa: F403

@@ -28,9 +28,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from lucid.autograd.mode import MODE
-from lucid.backends import BACKENDS
+from lucid.backends import BACKENDS, fallback
 from lucid.shapes import fmt
 from lucid.tensor import _PY_SCALARS, Tensor
+from lucid.types import Float32, Float64, to_numeric_type
 
 REGISTRY: dict[str, type[Op]] = {}
 
@@ -53,6 +54,8 @@ class Op:
     saves_output: ClassVar[bool] = False
     #: record ``self.needs`` (which inputs require grad) so backward can skip dead work
     wants_needs: ClassVar[bool] = False
+    #: the "gpu" backend lacks this op: run it with NumPy and move the result (warns once)
+    fallback: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -94,25 +97,30 @@ class Op:
 _WEAK_DTYPE: dict[tuple[Any, type], Any] = {}
 
 
-def _scalar_array(value: Any, like: Any, op: Op) -> Any:
+def _weak_dtype(like: Any, value: Any) -> Any:
     key = (like, type(value))
     dtype = _WEAK_DTYPE.get(key)
     if dtype is None:
-        dtype = np.result_type(np.dtype(like), value) if like is not None else None
-        _WEAK_DTYPE[key] = dtype
-    return np.asarray(value, dtype=dtype)
+        np_like = like if isinstance(like, np.dtype) else to_numeric_type(like).cpu
+        dtype = _WEAK_DTYPE[key] = np.result_type(np_like, value)
+    return dtype
 
 
 def _promote(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
-    """Turn scalars, lists and arrays among ``args`` into free tensors."""
+    """Turn scalars, lists and arrays among ``args`` into free tensors.
+
+    A Python scalar is made directly on the device of the first tensor argument, with the
+    dtype the weak-scalar rule gives; lists and arrays become free "cpu" tensors, which the
+    device resolution then moves to the op's device.
+    """
     ref = next((a for a in args if isinstance(a, Tensor)), None)
     out = []
     for a in args:
         if isinstance(a, Tensor):
             out.append(a)
-        elif isinstance(a, _PY_SCALARS):
-            like = None if ref is None else ref.data.dtype
-            t = Tensor._wrap(_scalar_array(a, like, op), "cpu")
+        elif isinstance(a, _PY_SCALARS) and ref is not None:
+            value = np.asarray(a, dtype=_weak_dtype(ref.data.dtype, a))
+            t = Tensor._wrap(BACKENDS[ref.device].asarray(value), ref.device)
             t._free = True
             out.append(t)
         else:
@@ -155,10 +163,10 @@ def apply(op: Op, *args: Any) -> Tensor:
         if not isinstance(a, Tensor):
             args = _promote(op, args)
             break
-    first = args[0]
-    device = first.device
+    device = args[0].device
     requires = False
     free = True
+    logical = None
     for a in args:
         if a.device != device:
             device, args = _resolve_device(op, args)
@@ -166,15 +174,20 @@ def apply(op: Op, *args: Any) -> Tensor:
             requires = True
         if not a._free:
             free = False
+        if a._dtype is not None:
+            logical = a._dtype
+    first = args[0]
 
-    xp = BACKENDS[device].xp
+    backend = BACKENDS[device]
     n = len(args)
-    if n == 1:
-        data = op.forward(xp, first.data)
+    if op.fallback and device != "cpu":
+        data = fallback.forward(op, backend, [a.data for a in args])
+    elif n == 1:
+        data = op.forward(backend.xp, first.data)
     elif n == 2:
-        data = op.forward(xp, first.data, args[1].data)
+        data = op.forward(backend.xp, first.data, args[1].data)
     else:
-        data = op.forward(xp, *[a.data for a in args])
+        data = op.forward(backend.xp, *[a.data for a in args])
 
     out = _new(Tensor)
     out.data = data
@@ -185,7 +198,7 @@ def apply(op: Op, *args: Any) -> Tensor:
     out._hooks = None
     out._g = None
     out._free = free
-    out._dtype = None
+    out._dtype = None if logical is None else _logical_result(logical, data)
     mode = MODE
     requires = requires and mode.grad and op.differentiable
     out.requires_grad = requires
@@ -211,6 +224,17 @@ def apply(op: Op, *args: Any) -> Tensor:
 
 
 _new = object.__new__
+
+
+def _logical_result(logical: Any, data: Any) -> Any:
+    """The logical dtype of a result whose inputs were stored narrower than they report.
+
+    On an MLX GPU a Float64 tensor is stored as float32; float32 results computed from it
+    still report Float64 (anything else -- bools, indices -- reports what it holds).
+    """
+    if logical == Float64 and to_numeric_type(data.dtype) == Float32:
+        return Float64
+    return None
 
 
 def numel(shape: tuple[int, ...]) -> int:

@@ -1,0 +1,118 @@
+"""The "gpu" device: MLX arrays (``mlx.core``).
+
+MLX runs on Apple silicon's GPU through Metal, on NVIDIA GPUs with ``mlx[cuda]``, and on the
+CPU with Linux's ``mlx[cpu]`` wheel.  In that last case there is no GPU, but the MLX code path
+-- its dtypes, its laziness -- is the real one, so Lucid keeps going (after one warning) and
+tests it there.
+
+MLX is lazy: ``a + b`` records a node of MLX's own graph and computes nothing until a value is
+needed or ``mx.eval`` is called.  :func:`evaluate` is what ``Tensor.eval()`` and the optimizers
+call so that a training loop's MLX graph never grows from one step to the next.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from lucid.backends.base import Backend
+
+
+class GPUNotAvailableWarning(UserWarning):
+    """MLX is installed but has no GPU here; "gpu" tensors run on MLX's CPU device."""
+
+
+def has_gpu() -> bool:
+    """True when MLX's default device is a GPU (Metal on Apple silicon, or CUDA)."""
+    return mx.default_device().type == mx.DeviceType.gpu
+
+
+class MLXBackend(Backend):
+    name = "mlx"
+    device = "gpu"
+    xp = mx
+    array_type = mx.array
+
+    def __init__(self) -> None:
+        if not has_gpu():
+            warnings.warn(
+                "MLX has no GPU here; gpu tensors run on MLX's CPU device (the MLX code path, "
+                "its dtypes and its laziness are the real ones, only slower).",
+                GPUNotAvailableWarning,
+                stacklevel=4,
+            )
+
+    def asarray(self, data: Any, dtype: Any = None) -> mx.array:
+        if isinstance(data, mx.array):
+            return data if dtype is None or data.dtype == dtype else data.astype(dtype)
+        if isinstance(data, np.ndarray) and data.dtype == np.float64 and dtype is None:
+            dtype = mx.float64  # keep NumPy's width (mx.array would keep it too; be explicit)
+        return mx.array(data, dtype=dtype) if dtype is not None else mx.array(data)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return np.array(array)
+
+    def scatter_add(self, shape, dtype, index, values) -> mx.array:
+        return mx.zeros(shape, dtype=dtype).at[index].add(values)
+
+    def copy(self, array: mx.array) -> mx.array:
+        # MLX arrays are values, but ``a += 1`` updates every alias of the same object; a new
+        # array object keeps two tensors' gradients independent.
+        return mx.array(array)
+
+    def evaluate(self, *arrays: Any) -> None:
+        """Force MLX to compute ``arrays`` now (skipping None and non-MLX values)."""
+        todo = [a for a in arrays if isinstance(a, mx.array)]
+        if todo:
+            mx.eval(*todo)
+
+    def stop_gradient(self, array: mx.array) -> mx.array:
+        return mx.stop_gradient(array)
+
+
+def parse_mlx_indexing(index: Any) -> Any:
+    """Bring a NumPy-style index into the form MLX accepts (seed 000's table).
+
+    =========================  ==========================================================
+    index                      becomes
+    =========================  ==========================================================
+    ``np.ndarray``             TypeError: a gpu tensor is not indexed by CPU arrays
+    tuple holding ndarray      TypeError naming the position
+    Python ``bool``            1 or 0
+    ``mx.array`` of bools      int32 indices of the True positions (``flatnonzero``)
+    list of bools              the same, via a bool mask
+    list of ints               ``mx.array(..., dtype=int32)``
+    anything else              unchanged (ints, slices, None, Ellipsis, int mx.arrays)
+    =========================  ==========================================================
+    """
+    if isinstance(index, tuple):
+        parsed = []
+        for i, part in enumerate(index):
+            if isinstance(part, np.ndarray):
+                raise TypeError(
+                    f"parse_mlx_indexing: a NumPy array at position {i} of the index cannot "
+                    "index a gpu tensor; make it a lucid Tensor on 'gpu' (or a list)"
+                )
+            parsed.append(_parse_one(part))
+        return tuple(parsed)
+    if isinstance(index, np.ndarray):
+        raise TypeError(
+            "parse_mlx_indexing: GPU tensors do not support CPU tensor or NumPy array "
+            "indexing; make the index a lucid Tensor on 'gpu' (or a list)"
+        )
+    return _parse_one(index)
+
+
+def _parse_one(part: Any) -> Any:
+    if isinstance(part, bool):
+        return 1 if part else 0
+    if isinstance(part, mx.array) and part.dtype == mx.bool_:
+        return mx.array(np.flatnonzero(np.array(part)), dtype=mx.int32)
+    if isinstance(part, list) and part and all(isinstance(i, bool) for i in part):
+        return mx.array(np.flatnonzero(np.array(part, dtype=bool)), dtype=mx.int32)
+    if isinstance(part, list):
+        return mx.array(part, dtype=mx.int32)
+    return part
