@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev,notebooks]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,gpu,notebooks]"
 	touch $(STAMP)
 
 lab: $(STAMP)

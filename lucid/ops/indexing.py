@@ -52,6 +52,13 @@ def _unwrap_index(owner: Tensor, index: Any, op: str) -> Any:
                     f"{owner.device!r}; move the index first (index.to({owner.device!r}))"
                 )
             c = c.data
+        elif isinstance(c, np.ndarray) and owner.device != "cpu":
+            # seed 000 / parse_mlx_indexing: a host array never silently indexes device data
+            raise TypeError(
+                f"{op}: GPU tensors do not support CPU tensor or NumPy array indexing (a NumPy "
+                f"array at position {len(out)} of the index); make the index a lucid Tensor "
+                "on 'gpu' (lucid.Tensor(idx, device='gpu')) or a list"
+            )
         out.append(c)
     return tuple(out)
 
