@@ -1,0 +1,5 @@
+"""lucid.nn: modules, parameters and buffers, layers, losses, functional ops and init."""
+
+from lucid.nn.parameter import Buffer, Parameter
+from lucid.nn.module import IncompatibleKeys, Module
+from lucid.nn.containers import ModuleDict, ModuleList, Sequential

@@ -1,0 +1,46 @@
+"""Parameter and Buffer: Tensors whose *role* in a model is fixed at creation (seed 003).
+
+* ``Parameter`` -- learnable: ``requires_grad=True`` and ``keep_grad=True`` always; optimizers
+  update it; saved in ``state_dict``; moved by ``Module.to``.
+* ``Buffer`` -- model state that is not learned (BatchNorm's running statistics): never
+  requires grad, ignored by optimizers, but saved in ``state_dict`` and moved by ``to``.
+
+A Tensor argument is unwrapped to its data, so a Parameter never shares a graph with the
+tensor it was made from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid.tensor import Tensor
+
+
+def _unwrap(data: Any, device: str | None) -> tuple[Any, str]:
+    if isinstance(data, Tensor):
+        return data.detach(), device or data.device
+    return data, device or "cpu"
+
+
+class Parameter(Tensor):
+    """A learnable tensor: ``Parameter(data, dtype=None, device=None)``."""
+
+    def __init__(self, data: Any, dtype: Any = None, device: str | None = None) -> None:
+        data, device = _unwrap(data, device)
+        super().__init__(data, requires_grad=True, keep_grad=True, dtype=dtype, device=device)
+        self._free = False
+
+    def __repr__(self) -> str:
+        return "Parameter(" + super().__repr__()[len("Tensor("):]
+
+
+class Buffer(Tensor):
+    """Non-learnable model state: ``Buffer(data, dtype=None, device=None)``."""
+
+    def __init__(self, data: Any, dtype: Any = None, device: str | None = None) -> None:
+        data, device = _unwrap(data, device)
+        super().__init__(data, requires_grad=False, keep_grad=False, dtype=dtype, device=device)
+        self._free = False
+
+    def __repr__(self) -> str:
+        return "Buffer(" + super().__repr__()[len("Tensor("):]
