@@ -10,7 +10,7 @@ from typing import Any
 
 from lucid.autograd.mode import MODE
 from lucid.ops import elementwise as E
-from lucid.ops import device, indexing, linalg, reduction, shape
+from lucid.ops import conv, device, indexing, linalg, nn, reduction, shape
 from lucid.tensor import Tensor
 
 
@@ -89,6 +89,6 @@ for _n in ("exp", "log", "log2", "sqrt", "sign", "reciprocal", "square", "sin", 
 attach("abs", E.abs)
 
 # Each family module lists its own Tensor methods (sum, reshape, __getitem__, T, ...).
-for _module in (reduction, linalg, shape, indexing, device):
+for _module in (reduction, linalg, shape, indexing, device, nn, conv):
     for _n, _fn in _module.METHODS.items():
         attach(_n, _fn)
