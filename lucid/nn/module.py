@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from lucid.backends import check_device
+from lucid.nn.parameter import Buffer, Parameter
 from lucid.shapes import fmt
 from lucid.tensor import RemovableHandle, Tensor
-from lucid.nn.parameter import Buffer, Parameter
 
 __all__ = ["Module", "IncompatibleKeys"]
 
