@@ -15,11 +15,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Mode:
-    __slots__ = ("grad", "flops")
+    __slots__ = ("grad", "flops", "tape")
 
     def __init__(self) -> None:
         self.grad = True  # record graphs for autograd
         self.flops = False  # record each op's FLOPs (and keep the graph even without grad)
+        self.tape: list | None = None  # while counting FLOPs: every result, in execution order
 
 
 MODE = _Mode()
@@ -80,6 +81,24 @@ def count_flops() -> Iterator[None]:
         yield
     finally:
         MODE.flops = prev
+
+
+@contextmanager
+def record_ops() -> Iterator[list]:
+    """Count FLOPs and also collect every op result, in execution order, into a list.
+
+    Used by per-layer reports (``summarize``, the ``%lucid_flops`` magic): a forward
+    pre-hook notes the tape's length when a module starts, a forward hook when it ends, and
+    the ops in between are that module's.
+    """
+    prev_tape = MODE.tape
+    tape: list = []
+    MODE.tape = tape
+    try:
+        with count_flops():
+            yield tape
+    finally:
+        MODE.tape = prev_tape
 
 
 def flops_enabled() -> bool:

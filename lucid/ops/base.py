@@ -217,6 +217,8 @@ def apply(op: Op, *args: Any) -> Tensor:
                 xs = [a.data for a in args]
             op.flops = op.forward_flops(data, *xs)
             op.flops_bwd = op.backward_flops(data, *xs) if requires else 0
+            if mode.tape is not None:
+                mode.tape.append(out)
     else:
         out._prev = ()
         out._op = None
