@@ -28,6 +28,8 @@ from lucid.ops.linalg import *  # noqa: F403,E402
 from lucid.ops.reduction import *  # noqa: F403,E402
 from lucid.ops.shape import *  # noqa: F403,E402
 from lucid.creation import *  # noqa: F403,E402
+from lucid import random  # noqa: E402
+from lucid.random import rand, randn  # noqa: E402
 from lucid.ops.device import evaluate  # noqa: E402
 from lucid.backends import gpu_available, gpu_status  # noqa: E402
 from lucid import autograd  # noqa: E402

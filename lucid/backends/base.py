@@ -16,6 +16,8 @@ class Backend:
     device: str
     xp: Any
     array_type: type
+    #: whether matmul accepts integer operands (MLX multiplies floats only)
+    int_matmul: bool = True
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         raise NotImplementedError

@@ -35,6 +35,7 @@ class MLXBackend(Backend):
     device = "gpu"
     xp = mx
     array_type = mx.array
+    int_matmul = False
 
     def __init__(self) -> None:
         if not has_gpu():
@@ -49,7 +50,9 @@ class MLXBackend(Backend):
         if isinstance(data, mx.array):
             return data if dtype is None or data.dtype == dtype else data.astype(dtype)
         if isinstance(data, np.ndarray) and data.dtype == np.float64 and dtype is None:
-            dtype = mx.float64  # keep NumPy's width (mx.array would keep it too; be explicit)
+            from lucid.types import Float64
+
+            dtype = Float64.gpu  # float64 where MLX's device has it, float32 on a GPU
         return mx.array(data, dtype=dtype) if dtype is not None else mx.array(data)
 
     def to_numpy(self, array: Any) -> np.ndarray:

@@ -23,6 +23,7 @@ device, run ``forward``, wrap the result and -- only when a gradient or a FLOPs 
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,6 +57,8 @@ class Op:
     wants_needs: ClassVar[bool] = False
     #: the "gpu" backend lacks this op: run it with NumPy and move the result (warns once)
     fallback: ClassVar[bool] = False
+    #: on "gpu", give results the dtype NumPy would (MLX promotes integers differently)
+    numpy_dtypes: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -189,6 +192,12 @@ def apply(op: Op, *args: Any) -> Tensor:
     else:
         data = op.forward(backend.xp, *[a.data for a in args])
 
+    if device != "cpu" and op.numpy_dtypes:
+        for a in args:
+            if a.dtype.base_dtype is not float:  # ints/bools: MLX and NumPy promote differently
+                data, logical = _numpy_result_dtype(op, args, data, logical)
+                break
+
     out = _new(Tensor)
     out.data = data
     out.grad = None
@@ -227,6 +236,32 @@ def apply(op: Op, *args: Any) -> Tensor:
 
 _new = object.__new__
 
+# (op class, input dtypes) -> the dtype NumPy gives, learnt once by running the op with NumPy.
+_NUMPY_DTYPE: dict[tuple, Any] = {}
+
+
+def _numpy_result_dtype(op: Op, args: tuple[Tensor, ...], data: Any, logical: Any) -> tuple:
+    """Make a "gpu" result carry the dtype the "cpu" device gives for the same inputs.
+
+    MLX and NumPy agree on floats but not on integers: ``exp`` of int64 is float32 in MLX and
+    float64 in NumPy, an int32 ``sum`` stays int32 in MLX and becomes int64 in NumPy.  The
+    logical dtype must not depend on the device, so the first time an op meets a combination
+    of non-float input dtypes it runs once with NumPy to learn the answer, and gpu results are
+    cast to it (Float64 then follows the gpu storage policy).
+    """
+    key = (type(op), tuple(str(a.data.dtype) for a in args))
+    want = _NUMPY_DTYPE.get(key)
+    if want is None:
+        probe = copy.copy(op)
+        probe.__dict__ = dict(op.__dict__)
+        with np.errstate(all="ignore"):
+            ref = probe.forward(np, *[a.numpy() for a in args])
+        want = _NUMPY_DTYPE[key] = to_numeric_type(ref.dtype)
+    if to_numeric_type(data.dtype) != want:
+        data = data.astype(want.parse(args[0].device))
+        logical = want if to_numeric_type(data.dtype) != want else None
+    return data, logical
+
 
 def _logical_result(logical: Any, data: Any) -> Any:
     """The logical dtype of a result whose inputs were stored narrower than they report.
@@ -236,7 +271,7 @@ def _logical_result(logical: Any, data: Any) -> Any:
     """
     if logical == Float64 and to_numeric_type(data.dtype) == Float32:
         return Float64
-    return None
+    return None  # the result holds what it reports
 
 
 def numel(shape: tuple[int, ...]) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from lucid.ops.base import Op, apply
 from lucid.shapes import broadcast_shape
-from lucid.types import as_numeric
+from lucid.types import as_numeric, to_numeric_type
 
 __all__ = [
     "_predicate",
@@ -401,6 +401,7 @@ class Cast(Unary):
 
     name = "astype"
     saves_inputs = False
+    numpy_dtypes = False  # the result dtype is the one asked for
     bwd_cost = 0
 
     def __init__(self, dtype: Any, device: str) -> None:
@@ -802,6 +803,13 @@ def isinf(a):
 
 
 def astype(a, dtype):
-    """``a`` converted to ``dtype`` (a Numeric, builtin or NumPy dtype); differentiable."""
-    device = getattr(a, "device", "cpu")
-    return apply(Cast(dtype, device), a)
+    """``a`` converted to ``dtype`` (a Numeric, builtin or NumPy dtype); differentiable.
+
+    The result reports the dtype asked for, even where the device stores it narrower
+    (Float64 on an MLX GPU is held as float32).
+    """
+    op = Cast(dtype, getattr(a, "device", "cpu"))
+    out = apply(op, a)
+    wanted = op.numeric.resolve_bits(op.in_dtype)
+    out._dtype = None if to_numeric_type(out.data.dtype) == wanted else wanted
+    return out

@@ -21,8 +21,10 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from lucid.backends import backend_for
 from lucid.ops.base import Op, apply, numel
 from lucid.shapes import fmt, normalize_axis, sum_to
+from lucid.types import to_numeric_type
 
 __all__ = ["matmul", "dot", "inner", "outer", "tensordot", "einsum", "trace"]
 
@@ -34,6 +36,11 @@ def _count(needs: tuple[bool, ...]) -> int:
 
 # --------------------------------------------------------------------------------------------
 # matmul: batched, with NumPy's 1-D promotion
+
+
+def _inexact(x) -> bool:
+    """True for float and complex arrays (either backend)."""
+    return to_numeric_type(x.dtype).base_dtype in (float, complex)
 
 
 class MatMul(Op):
@@ -57,6 +64,12 @@ class MatMul(Op):
                 f"{'a' if not sa else 'b'} is 0-d (a scalar). Multiply by a scalar with * "
                 "instead.",
                 ValueError,
+            )
+        if not backend_for(xp).int_matmul and not (_inexact(a) or _inexact(b)):
+            raise self.error(
+                f"{pair}: integer operands are not supported on this device (MLX multiplies "
+                "floating-point matrices only). Cast first: a.astype(lucid.Float32).",
+                TypeError,
             )
         k_a, k_b = sa[-1], sb[-2] if len(sb) > 1 else sb[0]
         if k_a != k_b:

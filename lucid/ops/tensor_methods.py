@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from lucid.autograd.mode import MODE
-from lucid.ops import elementwise as E
 from lucid.ops import conv, device, indexing, linalg, nn, reduction, shape
+from lucid.ops import elementwise as E
 from lucid.tensor import Tensor
 
 
