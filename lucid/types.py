@@ -224,6 +224,9 @@ for _bits in (16, 32, 64):
     _NP_TO_NUMERIC[np.dtype(f"uint{_bits}")] = Numeric(int, _bits, unsigned=True)
 
 
+_SEEN: dict[Any, Numeric] = {}
+
+
 def to_numeric_type(data_dtype: Any) -> Numeric:
     """Map a NumPy or MLX dtype (or a builtin type) to its Numeric.
 
@@ -232,6 +235,10 @@ def to_numeric_type(data_dtype: Any) -> Numeric:
     """
     if isinstance(data_dtype, Numeric):
         return data_dtype
+    try:
+        return _SEEN[data_dtype]  # the hot path: a dtype object met before
+    except (KeyError, TypeError):
+        pass
     if data_dtype in _BUILTINS:
         return _BUILTINS[data_dtype]
     try:
@@ -240,7 +247,9 @@ def to_numeric_type(data_dtype: Any) -> Numeric:
         found = None
     if found is None:
         found = _mlx_to_numeric(data_dtype)
-    if found is None:
+    if found is not None:
+        _SEEN[data_dtype] = found
+    else:
         raise TypeError(
             f"Unsupported dtype {data_dtype!r}: Lucid tensors hold bool, int, uint, float or "
             "complex numbers (use one of lucid.Bool, lucid.Int*, lucid.Float*, lucid.Complex64)"
