@@ -33,5 +33,7 @@ from lucid.random import rand, randn  # noqa: E402
 from lucid.ops.device import evaluate  # noqa: E402
 from lucid.backends import gpu_available, gpu_status  # noqa: E402
 from lucid import autograd  # noqa: E402
+from lucid import data, optim  # noqa: E402
+from lucid.serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"

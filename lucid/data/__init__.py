@@ -1,0 +1,13 @@
+"""lucid.data: datasets and mini-batch loading.
+
+    ds = TensorDataset(X, y, dtype=lucid.Float)     # seed 001
+    ds.to("gpu")
+    loader = DataLoader(ds, batch_size=64, shuffle=True)   # shuffled by lucid.random.seed
+    for xb, yb in loader:
+        ...
+"""
+
+from lucid.data.dataset import Dataset, Subset, TensorDataset, default_collate, random_split
+from lucid.data.dataloader import DataLoader
+
+__all__ = ["Dataset", "TensorDataset", "Subset", "DataLoader", "random_split", "default_collate"]

@@ -1,0 +1,258 @@
+"""lucid.optim.lr_scheduler: every schedule against its closed form, epoch by epoch;
+ReduceLROnPlateau scenarios; state_dict round trips; errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lucid.nn import Parameter
+from lucid.optim import SGD, Adam
+from lucid.optim.lr_scheduler import (
+    CosineAnnealingLR,
+    ExponentialLR,
+    LambdaLR,
+    LRScheduler,
+    MultiStepLR,
+    ReduceLROnPlateau,
+    StepLR,
+)
+
+
+def _opt(*lrs):
+    """An optimizer with one param group per learning rate."""
+    return SGD([{"params": [Parameter(np.ones(1))], "lr": lr} for lr in lrs], lr=lrs[0])
+
+
+def _trace(sched, epochs):
+    """The learning rates of every group for epochs 0..epochs-1 (one step() per epoch)."""
+    out = []
+    for _ in range(epochs):
+        out.append([g["lr"] for g in sched.optimizer.param_groups])
+        assert sched.get_last_lr() == out[-1]
+        sched.step()
+    return out
+
+
+CLOSED_FORMS = {
+    "StepLR": (lambda o: StepLR(o, step_size=3, gamma=0.5),
+               lambda base, e: base * 0.5 ** (e // 3)),
+    "MultiStepLR": (lambda o: MultiStepLR(o, milestones=[2, 5, 5, 9], gamma=0.1),
+                    lambda base, e: base * 0.1 ** sum(m <= e for m in [2, 5, 5, 9])),
+    "ExponentialLR": (lambda o: ExponentialLR(o, gamma=0.9),
+                      lambda base, e: base * 0.9**e),
+    "CosineAnnealingLR": (lambda o: CosineAnnealingLR(o, T_max=10, eta_min=0.001),
+                          lambda base, e: 0.001 + (base - 0.001) * (1 + math.cos(math.pi * e / 10))
+                          / 2),
+    "LambdaLR": (lambda o: LambdaLR(o, lambda e: 1 / (1 + e)),
+                 lambda base, e: base / (1 + e)),
+}
+
+
+@pytest.mark.parametrize("name", list(CLOSED_FORMS))
+def test_schedule_matches_closed_form_for_every_group(name):
+    make, form = CLOSED_FORMS[name]
+    opt = _opt(0.1, 0.03)
+    sched = make(opt)
+    assert sched.last_epoch == 0
+    assert sched.base_lrs == [0.1, 0.03]
+    trace = _trace(sched, 25)
+    assert sched.last_epoch == 25
+    for epoch, lrs in enumerate(trace):
+        for base, lr in zip([0.1, 0.03], lrs):
+            assert lr == pytest.approx(form(base, epoch), rel=1e-12, abs=1e-15), (epoch, base)
+
+
+def test_step_lr_values_by_hand():
+    opt = _opt(1.0)
+    sched = StepLR(opt, step_size=2, gamma=0.1)
+    lrs = [lr for (lr,) in _trace(sched, 6)]
+    assert lrs == pytest.approx([1.0, 1.0, 0.1, 0.1, 0.01, 0.01])
+
+
+def test_cosine_reaches_eta_min_at_t_max_and_is_halfway_in_the_middle():
+    opt = _opt(0.2)
+    sched = CosineAnnealingLR(opt, T_max=8, eta_min=0.02)
+    lrs = [lr for (lr,) in _trace(sched, 9)]
+    assert lrs[0] == pytest.approx(0.2)
+    assert lrs[4] == pytest.approx(0.11)  # (0.2 + 0.02) / 2
+    assert lrs[8] == pytest.approx(0.02)
+
+
+def test_lambda_lr_with_one_function_per_group():
+    opt = _opt(1.0, 2.0)
+    sched = LambdaLR(opt, [lambda e: 0.5**e, lambda e: 1.0 + e])
+    trace = _trace(sched, 4)
+    assert trace == [[1.0, 2.0], [0.5, 4.0], [0.25, 6.0], [0.125, 8.0]]
+
+
+def test_step_with_explicit_epoch_jumps_there():
+    opt = _opt(1.0)
+    sched = ExponentialLR(opt, gamma=0.5)
+    sched.step(epoch=4)
+    assert sched.last_epoch == 4 and opt.param_groups[0]["lr"] == pytest.approx(1 / 16)
+
+
+def test_scheduler_drives_the_optimizer_steps():
+    p = Parameter(np.array([0.0]))
+    opt = SGD([p], lr=1.0)
+    sched = StepLR(opt, step_size=1, gamma=0.5)
+    for _ in range(3):
+        p.grad = np.array([-1.0])
+        opt.step()
+        sched.step()
+    assert p.item() == pytest.approx(1.0 + 0.5 + 0.25)
+
+
+def test_state_dict_round_trip_continues_identically():
+    opt_a = _opt(0.1, 0.05)
+    a = MultiStepLR(opt_a, milestones=[3, 6], gamma=0.2)
+    _trace(a, 4)
+    saved = a.state_dict()
+    assert "optimizer" not in saved and saved["last_epoch"] == 4
+    # a fresh optimizer and scheduler, then both restored (PyTorch's order: build the
+    # scheduler first -- building it resets the groups' lr -- then load both state dicts)
+    opt_b = _opt(0.1, 0.05)
+    b = MultiStepLR(opt_b, milestones=[1], gamma=0.9)
+    opt_b.load_state_dict(opt_a.state_dict())
+    b.load_state_dict(saved)
+    assert b.milestones == [3, 6] and b.last_epoch == 4
+    assert _trace(b, 5) == _trace(a, 5)
+
+
+def test_lambda_functions_are_not_saved():
+    sched = LambdaLR(_opt(1.0), lambda e: 0.5)
+    assert "lr_lambdas" not in sched.state_dict()
+
+
+def test_resuming_with_last_epoch_uses_initial_lr():
+    opt = _opt(0.8)
+    first = StepLR(opt, step_size=2, gamma=0.5)
+    _trace(first, 3)  # the groups now carry initial_lr = 0.8
+    assert opt.param_groups[0]["initial_lr"] == 0.8
+    resumed = StepLR(opt, step_size=2, gamma=0.5, last_epoch=2)
+    assert resumed.last_epoch == 3 and resumed.get_last_lr() == [pytest.approx(0.4)]
+    with pytest.raises(KeyError, match="initial_lr"):
+        StepLR(_opt(0.1), step_size=2, last_epoch=5)
+
+
+# --------------------------------------------------------------------------------------------
+# ReduceLROnPlateau
+
+
+def test_plateau_reduces_after_patience_bad_epochs():
+    opt = _opt(1.0)
+    sched = ReduceLROnPlateau(opt, mode="min", factor=0.5, patience=2)
+    lrs = []
+    for metric in [10, 9, 9, 9, 9, 9, 9, 9]:
+        sched.step(metric)
+        lrs.append(opt.param_groups[0]["lr"])
+    # better at 10, 9; then bad epochs 1, 2, 3 -> cut (3 > patience); counting restarts
+    assert lrs == [1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25]
+    assert sched.get_last_lr() == [0.25] and sched.last_epoch == 8
+
+
+def test_plateau_threshold_rel_and_abs():
+    # rel: 9.95 is not better than 10 * (1 - 0.01) = 9.9, so it counts as a bad epoch
+    rel = ReduceLROnPlateau(_opt(1.0), threshold=0.01, threshold_mode="rel", patience=0)
+    rel.step(10.0)
+    rel.step(9.95)
+    assert rel.optimizer.param_groups[0]["lr"] == pytest.approx(0.1)
+    # abs: 9.95 is better than 10 - 0.01
+    ab = ReduceLROnPlateau(_opt(1.0), threshold=0.01, threshold_mode="abs", patience=0)
+    ab.step(10.0)
+    ab.step(9.95)
+    assert ab.optimizer.param_groups[0]["lr"] == 1.0 and ab.best == 9.95
+
+
+def test_plateau_max_mode_cooldown_and_min_lr():
+    opt = _opt(1.0, 0.5)
+    sched = ReduceLROnPlateau(opt, mode="max", factor=0.1, patience=0, cooldown=2,
+                              min_lr=[0.05, 0.0])
+    lrs = []
+    for metric in [0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]:
+        sched.step(metric)
+        lrs.append([g["lr"] for g in opt.param_groups])
+    # epoch 3: first bad epoch -> cut, cooldown 2 epochs (4, 5) ignore bad epochs, epoch 6 cuts
+    # again; group 0 stops at its min_lr 0.05
+    expected = [[1.0, 0.5], [1.0, 0.5], [0.1, 0.05], [0.1, 0.05], [0.1, 0.05],
+                [0.05, 0.005], [0.05, 0.005], [0.05, 0.005]]
+    np.testing.assert_allclose(lrs, expected, rtol=1e-12)
+
+
+def test_plateau_state_dict_round_trip():
+    opt = _opt(1.0)
+    a = ReduceLROnPlateau(opt, patience=1, factor=0.5)
+    for m in [3.0, 2.0, 2.5]:
+        a.step(m)
+    b = ReduceLROnPlateau(_opt(1.0))
+    b.load_state_dict(a.state_dict())
+    assert (b.best, b.num_bad_epochs, b.patience, b.factor) == (2.0, 1, 1, 0.5)
+
+
+def test_plateau_matches_pytorch_when_available():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    metrics = np.round(np.cumsum(rng.normal(-0.05, 0.3, 60)), 1).tolist()
+    kw = {"mode": "min", "factor": 0.3, "patience": 3, "threshold": 0.02, "cooldown": 2,
+          "min_lr": 1e-3}
+    ours = ReduceLROnPlateau(_opt(1.0), **kw)
+    tp = torch.zeros(1, requires_grad=True)
+    theirs = torch.optim.lr_scheduler.ReduceLROnPlateau(torch.optim.SGD([tp], lr=1.0), **kw)
+    for m in metrics:
+        ours.step(m)
+        theirs.step(m)
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR"])
+def test_closed_forms_match_pytorch_when_available(name):
+    torch = pytest.importorskip("torch")
+    make, _ = CLOSED_FORMS[name]
+    ours = make(_opt(0.1))
+    tp = torch.zeros(1, requires_grad=True)
+    topt = torch.optim.SGD([tp], lr=0.1)
+    kwargs = {"StepLR": {"step_size": 3, "gamma": 0.5},
+              "MultiStepLR": {"milestones": [2, 5, 5, 9], "gamma": 0.1},
+              "ExponentialLR": {"gamma": 0.9},
+              "CosineAnnealingLR": {"T_max": 10, "eta_min": 0.001}}[name]
+    theirs = getattr(torch.optim.lr_scheduler, name)(topt, **kwargs)
+    for _ in range(15):
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-9)
+        topt.step()
+        ours.step()
+        theirs.step()
+
+
+# --------------------------------------------------------------------------------------------
+# errors
+
+
+@pytest.mark.parametrize("make,exc,match", [
+    (lambda o: StepLR("not an optimizer", 3), TypeError, "optimizer"),
+    (lambda o: StepLR(o, 0), ValueError, "step_size must be >= 1"),
+    (lambda o: StepLR(o, 2.5), TypeError, "step_size must be an int"),
+    (lambda o: MultiStepLR(o, [5, 2]), ValueError, "increasing"),
+    (lambda o: ExponentialLR(o, gamma=-1), ValueError, "gamma"),
+    (lambda o: CosineAnnealingLR(o, T_max=0), ValueError, "T_max"),
+    (lambda o: LambdaLR(o, [lambda e: 1.0, lambda e: 1.0]), ValueError, "one per param group"),
+    (lambda o: ReduceLROnPlateau(o, mode="up"), ValueError, "mode"),
+    (lambda o: ReduceLROnPlateau(o, factor=1.0), ValueError, "factor must be < 1"),
+    (lambda o: ReduceLROnPlateau(o, threshold_mode="pct"), ValueError, "threshold_mode"),
+    (lambda o: ReduceLROnPlateau(o, patience=-1), ValueError, "patience"),
+    (lambda o: ReduceLROnPlateau(o, min_lr=[0.1, 0.2]), ValueError, "min_lr"),
+    (lambda o: StepLR(o, 2, last_epoch=-2), ValueError, "last_epoch"),
+])
+def test_errors(make, exc, match):
+    with pytest.raises(exc, match=match):
+        make(_opt(0.1))
+
+
+def test_plateau_rejects_nan_metric_and_base_class_needs_lr_at():
+    sched = ReduceLROnPlateau(_opt(0.1))
+    with pytest.raises(ValueError, match="NaN"):
+        sched.step(float("nan"))
+    with pytest.raises(NotImplementedError, match="lr_at"):
+        LRScheduler(Adam([Parameter(np.ones(1))]))

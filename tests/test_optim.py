@@ -1,0 +1,663 @@
+"""lucid.optim: every update rule against NumPy float64 references written from the published
+equations, on cpu and gpu; param groups, state_dict round trips, device moves, errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import math
+import os
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.optim as optim
+from lucid.nn import Buffer, Module, Parameter
+from lucid.serialization import load, save
+
+HAS_MLX = importlib.util.find_spec("mlx") is not None
+needs_mlx = pytest.mark.skipif(not HAS_MLX, reason="MLX is not installed")
+DEVICES = ["cpu", pytest.param("gpu", marks=needs_mlx)]
+
+
+# --------------------------------------------------------------------------------------------
+# references: one function per rule, from the papers / PyTorch's documented algorithms,
+# in float64, returning the parameter after every step
+
+
+def ref_sgd(x, grads, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+    out, buf = [], None
+    for t, g in enumerate(grads, start=1):
+        d = g + weight_decay * x
+        if momentum:
+            buf = d.copy() if t == 1 else momentum * buf + (1 - dampening) * d
+            d = d + momentum * buf if nesterov else buf
+        x = x - lr * d
+        out.append(x)
+    return out
+
+
+def ref_adam(x, grads, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
+             decoupled=False):
+    b1, b2 = betas
+    m = np.zeros_like(x)
+    v = np.zeros_like(x)
+    vmax = np.zeros_like(x)
+    out = []
+    for t, g in enumerate(grads, start=1):
+        if decoupled:
+            x = x - lr * weight_decay * x
+        else:
+            g = g + weight_decay * x
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g**2
+        m_hat = m / (1 - b1**t)
+        if amsgrad:
+            vmax = np.maximum(vmax, v)
+            v_hat = vmax / (1 - b2**t)
+        else:
+            v_hat = v / (1 - b2**t)
+        x = x - lr * m_hat / (np.sqrt(v_hat) + eps)
+        out.append(x)
+    return out
+
+
+def ref_adamw(x, grads, lr, weight_decay=1e-2, **kw):
+    return ref_adam(x, grads, lr, weight_decay=weight_decay, decoupled=True, **kw)
+
+
+def ref_rmsprop(x, grads, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+                centered=False):
+    sq = np.zeros_like(x)
+    avg = np.zeros_like(x)
+    buf = np.zeros_like(x)
+    out = []
+    for g in grads:
+        g = g + weight_decay * x
+        sq = alpha * sq + (1 - alpha) * g * g
+        if centered:
+            avg = alpha * avg + (1 - alpha) * g
+            denom = np.sqrt(sq - avg**2) + eps
+        else:
+            denom = np.sqrt(sq) + eps
+        if momentum:
+            buf = momentum * buf + g / denom
+            x = x - lr * buf
+        else:
+            x = x - lr * g / denom
+        out.append(x)
+    return out
+
+
+def ref_adagrad(x, grads, lr, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0,
+                eps=1e-10):
+    acc = np.full_like(x, initial_accumulator_value)
+    out = []
+    for t, g in enumerate(grads, start=1):
+        g = g + weight_decay * x
+        clr = lr / (1 + (t - 1) * lr_decay)
+        acc = acc + g * g
+        x = x - clr * g / (np.sqrt(acc) + eps)
+        out.append(x)
+    return out
+
+
+CASES = [
+    ("SGD", ref_sgd, {"lr": 0.1}),
+    ("SGD", ref_sgd, {"lr": 0.1, "momentum": 0.9}),
+    ("SGD", ref_sgd, {"lr": 0.05, "momentum": 0.8, "dampening": 0.25, "weight_decay": 0.1}),
+    ("SGD", ref_sgd, {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+    ("SGD", ref_sgd, {"lr": 0.1, "momentum": 0.7, "nesterov": True, "weight_decay": 0.05}),
+    ("Adam", ref_adam, {"lr": 0.01}),
+    ("Adam", ref_adam, {"lr": 0.02, "betas": (0.8, 0.95), "eps": 1e-6, "weight_decay": 0.1}),
+    ("Adam", ref_adam, {"lr": 0.01, "amsgrad": True}),
+    ("Adam", ref_adam, {"lr": 0.01, "amsgrad": True, "weight_decay": 0.2, "betas": (0.5, 0.9)}),
+    ("AdamW", ref_adamw, {"lr": 0.01}),
+    ("AdamW", ref_adamw, {"lr": 0.05, "weight_decay": 0.3, "amsgrad": True}),
+    ("RMSprop", ref_rmsprop, {"lr": 0.01}),
+    ("RMSprop", ref_rmsprop, {"lr": 0.01, "alpha": 0.9, "momentum": 0.5}),
+    ("RMSprop", ref_rmsprop, {"lr": 0.01, "centered": True}),
+    ("RMSprop", ref_rmsprop, {"lr": 0.01, "centered": True, "momentum": 0.3,
+                              "weight_decay": 0.1}),
+    ("Adagrad", ref_adagrad, {"lr": 0.1}),
+    ("Adagrad", ref_adagrad, {"lr": 0.1, "lr_decay": 0.1, "weight_decay": 0.05,
+                              "initial_accumulator_value": 0.5, "eps": 1e-8}),
+]
+
+
+def _problem(seed=0, n=6, steps=7):
+    rng = np.random.default_rng(seed)
+    x0 = rng.standard_normal((2, 3))
+    # gradients of very different sizes from step to step (a burst at step 2)
+    grads = [rng.standard_normal((2, 3)) * (20.0 if t == 1 else 1.0) for t in range(steps)]
+    return x0, grads
+
+
+def _run(name, kw, x0, grads, device, dtype=np.float64):
+    p = Parameter(x0.astype(dtype), device=device)
+    opt = getattr(optim, name)([p], **kw)
+    out = []
+    for g in grads:
+        p.grad = lucid.Tensor(g.astype(dtype), device=device).data
+        opt.step()
+        out.append(p.numpy().astype(np.float64))
+    return out, p, opt
+
+
+def _tol(device):
+    return {"rtol": 1e-12, "atol": 1e-13} if device == "cpu" else {"rtol": 2e-5, "atol": 2e-6}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name,ref,kw", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_rule_matches_reference_every_step(name, ref, kw, device):
+    x0, grads = _problem()
+    dtype = np.float64 if device == "cpu" else np.float32
+    # the reference sees exactly the inputs the optimizer sees (float32 on gpu)
+    x0 = x0.astype(dtype).astype(np.float64)
+    grads = [g.astype(dtype).astype(np.float64) for g in grads]
+    got, p, _ = _run(name, kw, x0, grads, device, dtype)
+    want = ref(x0, grads, **kw)
+    for t, (a, b) in enumerate(zip(got, want), start=1):
+        np.testing.assert_allclose(a, b, **_tol(device), err_msg=f"step {t}")
+    assert p.data.dtype == (np.float64 if device == "cpu" else lucid.Float32.gpu)
+
+
+# --------------------------------------------------------------------------------------------
+# hand-computed steps (small numbers you can check with a pencil)
+
+
+def test_sgd_momentum_two_steps_by_hand():
+    p = Parameter(np.array([1.0]))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    p.grad = np.array([1.0])
+    opt.step()  # buf = 1, x = 1 - 0.1 = 0.9
+    assert p.item() == pytest.approx(0.9, abs=1e-15)
+    p.grad = np.array([1.0])
+    opt.step()  # buf = 0.9 + 1 = 1.9, x = 0.9 - 0.19 = 0.71
+    assert p.item() == pytest.approx(0.71, abs=1e-15)
+    np.testing.assert_allclose(opt.state[p]["momentum_buffer"], [1.9])
+
+
+def test_sgd_nesterov_two_steps_by_hand():
+    p = Parameter(np.array([1.0]))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True)
+    p.grad = np.array([1.0])
+    opt.step()  # buf = 1, d = 1 + 0.9 = 1.9, x = 1 - 0.19
+    assert p.item() == pytest.approx(0.81, abs=1e-15)
+    p.grad = np.array([1.0])
+    opt.step()  # buf = 1.9, d = 1 + 1.71 = 2.71, x = 0.81 - 0.271
+    assert p.item() == pytest.approx(0.539, abs=1e-15)
+
+
+def test_adam_first_step_moves_each_coordinate_by_about_lr():
+    # m_hat = g and v_hat = g^2 at t = 1, so the step is lr * g / (|g| + eps) ~ lr * sign(g)
+    p = Parameter(np.zeros(3))
+    opt = optim.Adam([p], lr=0.01)
+    p.grad = np.array([1e-3, -5.0, 200.0])
+    opt.step()
+    np.testing.assert_allclose(p.numpy(), [-0.01, 0.01, -0.01], rtol=1e-4)
+
+
+def test_adamw_decays_weights_even_with_zero_gradient():
+    p = Parameter(np.array([2.0, -4.0]))
+    opt = optim.AdamW([p], lr=0.1, weight_decay=0.5)
+    p.grad = np.zeros(2)
+    opt.step()  # the Adam part is 0 / (0 + eps) = 0; the weights shrink by (1 - lr * wd)
+    np.testing.assert_allclose(p.numpy(), [2.0 * 0.95, -4.0 * 0.95], rtol=1e-15)
+
+
+def test_adam_l2_and_adamw_decoupled_decay_differ():
+    x0, grads = _problem(3)
+    adam, _, _ = _run("Adam", {"lr": 0.01, "weight_decay": 0.1}, x0, grads, "cpu")
+    adamw, _, _ = _run("AdamW", {"lr": 0.01, "weight_decay": 0.1}, x0, grads, "cpu")
+    assert not np.allclose(adam[-1], adamw[-1])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_amsgrad_keeps_the_max_of_raw_second_moments(device):
+    # a gradient burst, then small gradients: v decays but the max stays, so AMSGrad steps are
+    # smaller than Adam's, and the result matches the reference that bias-corrects the max
+    x0 = np.array([0.5, -0.5])
+    grads = [np.array([10.0, -10.0])] + [np.array([0.1, -0.1])] * 30
+    dtype = np.float64 if device == "cpu" else np.float32
+    plain, _, _ = _run("Adam", {"lr": 0.01, "betas": (0.9, 0.9)}, x0, grads, device, dtype)
+    ams, p, opt = _run("Adam", {"lr": 0.01, "betas": (0.9, 0.9), "amsgrad": True}, x0, grads,
+                       device, dtype)
+    want = ref_adam(x0, grads, 0.01, betas=(0.9, 0.9), amsgrad=True)
+    for a, b in zip(ams, want):
+        np.testing.assert_allclose(a, b, **_tol(device))
+    state = opt.state[p]
+    vmax = np.asarray(state["max_exp_avg_sq"])
+    v = np.asarray(state["exp_avg_sq"])
+    assert (vmax > 10 * v).all()  # the burst is remembered
+    # Adam's steps grew back after the burst; AMSGrad's did not: it moved less overall
+    assert (np.abs(ams[-1] - ams[0]) < np.abs(plain[-1] - plain[0])).all()
+    # the max is over *raw* v, bias-corrected afterwards (not a max of bias-corrected v_hat)
+    wrong, x, m, v, vhat_max = [], x0.copy(), np.zeros(2), np.zeros(2), np.zeros(2)
+    for t, g in enumerate(grads, start=1):
+        m = 0.9 * m + 0.1 * g
+        v = 0.9 * v + 0.1 * g * g
+        vhat_max = np.maximum(vhat_max, v / (1 - 0.9**t))
+        x = x - 0.01 * (m / (1 - 0.9**t)) / (np.sqrt(vhat_max) + 1e-8)
+        wrong.append(x)
+    assert not np.allclose(ams[-1], wrong[-1], rtol=1e-4)
+
+
+# --------------------------------------------------------------------------------------------
+# param groups, defaults, constructor spellings
+
+
+def test_param_groups_with_different_learning_rates():
+    a = Parameter(np.array([1.0]))
+    b = Parameter(np.array([1.0]))
+    opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.01}], lr=0.1, momentum=0.5)
+    assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[1]["lr"] == 0.01
+    assert all(g["momentum"] == 0.5 for g in opt.param_groups)  # defaults fill both groups
+    for _ in range(3):
+        a.grad = np.array([1.0])
+        b.grad = np.array([1.0])
+        opt.step()
+    np.testing.assert_allclose(a.numpy(), ref_sgd(np.array([1.0]), [np.ones(1)] * 3, 0.1, 0.5)[-1])
+    np.testing.assert_allclose(b.numpy(),
+                               ref_sgd(np.array([1.0]), [np.ones(1)] * 3, 0.01, 0.5)[-1])
+
+
+def test_seed_spelling_defaults_dict_and_keywords_agree():
+    x0, grads = _problem(5)
+    p1, p2 = Parameter(x0), Parameter(x0)
+    o1 = optim.SGD([p1], defaults={"lr": 1e-2, "momentum": 0.9})
+    o2 = optim.SGD([p2], lr=1e-2, momentum=0.9)
+    assert o1.defaults == o2.defaults
+    for g in grads:
+        p1.grad, p2.grad = g, g
+        o1.step()
+        o2.step()
+    np.testing.assert_array_equal(p1.numpy(), p2.numpy())
+    base = optim.Optimizer([Parameter(x0)], {"lr": 0.5})
+    assert base.param_groups[0]["lr"] == 0.5
+    with pytest.raises(NotImplementedError, match="update"):
+        base.param_groups[0]["params"][0].grad = x0
+        base.step()
+
+
+def test_add_param_group_fills_defaults_and_steps_it():
+    a, b = Parameter(np.ones(2)), Parameter(np.ones(2))
+    opt = optim.Adam([a], lr=0.1)
+    opt.add_param_group({"params": b, "lr": 0.2})
+    assert opt.param_groups[1]["betas"] == (0.9, 0.999)
+    b.grad = np.ones(2)
+    opt.step()
+    np.testing.assert_allclose(b.numpy(), 1 - 0.2, rtol=1e-6)
+    np.testing.assert_array_equal(a.numpy(), np.ones(2))  # no grad: not moved, no state
+    assert a not in opt.state
+
+
+def test_step_bumps_version_keeps_dtype_and_skips_params_without_grad():
+    a = Parameter(np.ones(3, np.float32))
+    h = Parameter(np.ones(3, np.float16))
+    c = Parameter(np.ones(3))
+    opt = optim.SGD([a, h, c], lr=0.5)
+    a.grad = np.ones(3, np.float32)
+    h.grad = np.ones(3, np.float16)
+    opt.step()
+    assert a._version == 1 and h._version == 1 and c._version == 0
+    assert a.data.dtype == np.float32 and h.data.dtype == np.float16
+    np.testing.assert_array_equal(a.numpy(), 0.5)
+    np.testing.assert_array_equal(c.numpy(), 1.0)
+
+
+def test_step_makes_backward_through_the_old_value_fail():
+    p = Parameter(np.array([1.0, 2.0]))
+    y = (p * p).sum()
+    opt = optim.SGD([p], lr=0.1)
+    p.grad = np.ones(2)
+    opt.step()
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+def test_zero_grad_sets_none_or_zeros():
+    p = Parameter(np.ones(2))
+    opt = optim.SGD([p], lr=0.1)
+    p.grad = np.ones(2)
+    g = p.grad
+    opt.zero_grad(set_to_none=False)
+    np.testing.assert_array_equal(p.grad, [0.0, 0.0])
+    np.testing.assert_array_equal(g, [1.0, 1.0])  # a new array: the old one is not written
+    opt.zero_grad()
+    assert p.grad is None
+
+
+def test_closure_runs_with_grad_enabled_and_its_loss_is_returned():
+    p = Parameter(np.array([3.0]))
+    opt = optim.SGD([p], lr=0.25)
+
+    def closure():
+        opt.zero_grad()
+        loss = (p * p).sum()
+        loss.backward()
+        return loss
+
+    with lucid.no_grad():
+        loss = opt.step(closure)
+    assert loss.item() == 9.0
+    assert p.item() == pytest.approx(3.0 - 0.25 * 6.0)
+
+
+def test_plain_leaf_tensor_that_requires_grad_is_accepted():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    opt = optim.SGD([x], lr=0.5)
+    (x * x).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(x.numpy(), [0.0, 0.0])
+
+
+def test_repr_lists_groups():
+    opt = optim.SGD([Parameter(np.ones(1))], lr=0.1)
+    assert "Parameter Group 0" in repr(opt) and "lr: 0.1" in repr(opt)
+
+
+# --------------------------------------------------------------------------------------------
+# errors
+
+
+def test_errors_for_bad_params():
+    p = Parameter(np.ones(2))
+    with pytest.raises(ValueError, match="empty parameter list"):
+        optim.SGD([], lr=0.1)
+    gen = (q for q in [p])
+    list(gen)
+    with pytest.raises(ValueError, match="empty parameter list"):
+        optim.SGD(gen, lr=0.1)
+    with pytest.raises(TypeError, match="single Tensor"):
+        optim.SGD(p, lr=0.1)
+    with pytest.raises(TypeError, match="not a Parameter"):
+        optim.SGD([p, 3.0], lr=0.1)
+    with pytest.raises(TypeError, match="iterable"):
+        optim.SGD(5, lr=0.1)
+    with pytest.raises(ValueError, match="does not require grad"):
+        optim.SGD([Buffer(np.ones(2))], lr=0.1)
+    with pytest.raises(ValueError, match="not a leaf"):
+        optim.SGD([p * 2], lr=0.1)
+    with pytest.raises(ValueError, match="more than once"):
+        optim.SGD([p, p], lr=0.1)
+    with pytest.raises(ValueError, match="more than once"):
+        optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1)
+    with pytest.raises(TypeError, match="mixes"):
+        optim.SGD([{"params": [p]}, Parameter(np.ones(1))], lr=0.1)
+    with pytest.raises(TypeError, match="not a set"):
+        optim.SGD([{"params": {p}}], lr=0.1)
+    with pytest.raises(TypeError, match="'params' key"):
+        optim.SGD([p], lr=0.1).add_param_group({"lr": 0.1})
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda p: optim.SGD([p], lr=-0.1), "lr must be >= 0"),
+    (lambda p: optim.SGD([p], lr=float("nan")), "lr must be finite"),
+    (lambda p: optim.SGD([p], lr="0.1"), "lr must be a real number"),
+    (lambda p: optim.SGD([p], lr=0.1, momentum=-1), "momentum must be >= 0"),
+    (lambda p: optim.SGD([p], lr=0.1, nesterov=True), "Nesterov"),
+    (lambda p: optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.1, nesterov=True), "Nesterov"),
+    (lambda p: optim.SGD([p], lr=0.1, weight_decay=-1e-4), "weight_decay must be >= 0"),
+    (lambda p: optim.SGD([p], defaults={"lr": 0.1, "betas": (0.9, 0.9)}), "unknown"),
+    (lambda p: optim.Adam([p], betas=(0.9, 1.0)), r"betas\[1\] must be < 1"),
+    (lambda p: optim.Adam([p], betas=(-0.1, 0.9)), r"betas\[0\] must be >= 0"),
+    (lambda p: optim.Adam([p], betas=0.9), "pair"),
+    (lambda p: optim.Adam([p], eps=-1e-8), "eps must be >= 0"),
+    (lambda p: optim.AdamW([p], amsgrad=1), "amsgrad must be True or False"),
+    (lambda p: optim.RMSprop([p], alpha=1.5), "alpha must be <= 1"),
+    (lambda p: optim.Adagrad([p], lr_decay=-1), "lr_decay must be >= 0"),
+    (lambda p: optim.Adagrad([p], initial_accumulator_value=-1), "initial_accumulator_value"),
+    (lambda p: optim.SGD([{"params": [p], "lr": -1}], lr=0.1), r"lr \(param group|lr must be"),
+])
+def test_errors_for_bad_hyperparameters(make, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        make(Parameter(np.ones(2)))
+
+
+def test_complex_parameters_sgd_steps_them_adaptive_rules_refuse():
+    z = Parameter(np.array([1 + 1j, 2 - 1j], np.complex64))
+    opt = optim.SGD([z], lr=0.5)
+    z.grad = np.array([2 + 0j, 0 + 2j], np.complex64)
+    opt.step()
+    np.testing.assert_array_equal(z.numpy(), [0 + 1j, 2 - 2j])
+    assert z.data.dtype == np.complex64
+    for cls in (optim.Adam, optim.AdamW, optim.RMSprop, optim.Adagrad):
+        with pytest.raises(TypeError, match="complex"):
+            cls([z])
+
+
+def test_wrong_gradient_shape_is_an_error_naming_shapes():
+    p = Parameter(np.ones((2, 3)))
+    opt = optim.SGD([p], lr=0.1)
+    p.grad = np.ones(3)
+    with pytest.raises(RuntimeError, match=r"\(2,3\).*\(3,\)"):
+        opt.step()
+
+
+# --------------------------------------------------------------------------------------------
+# state_dict
+
+
+def _steps(opt, params, grads):
+    for g in grads:
+        for i, p in enumerate(params):
+            p.grad = (g * (i + 1)).astype(p.data.dtype)
+        opt.step()
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+    ("Adam", {"lr": 0.01, "amsgrad": True}),
+    ("AdamW", {"lr": 0.01, "betas": (0.8, 0.9)}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01}),
+])
+def test_state_dict_round_trip_through_a_file_continues_identically(name, kw):
+    x0, grads = _problem(7, steps=8)
+    # uninterrupted run, two param groups
+    a, b = Parameter(x0), Parameter(x0 * 2)
+    ref = getattr(optim, name)([{"params": [a]}, {"params": [b], "lr": kw["lr"] / 2}], **kw)
+    _steps(ref, [a, b], grads)
+    # four steps, save, rebuild everything from the saved values, four more steps
+    c, d = Parameter(x0), Parameter(x0 * 2)
+    first = getattr(optim, name)([{"params": [c]}, {"params": [d], "lr": kw["lr"] / 2}], **kw)
+    _steps(first, [c, d], grads[:4])
+    buf = io.BytesIO()
+    save({"model": {"c": c, "d": d}, "optim": first.state_dict()}, buf)
+    buf.seek(0)
+    saved = load(buf)
+    c2, d2 = Parameter(saved["model"]["c"]), Parameter(saved["model"]["d"])
+    second = getattr(optim, name)([{"params": [c2]}, {"params": [d2]}], lr=123.0)
+    second.load_state_dict(saved["optim"])
+    assert second.param_groups[1]["lr"] == kw["lr"] / 2  # hyperparameters come back too
+    _steps(second, [c2, d2], grads[4:])
+    np.testing.assert_array_equal(c2.numpy(), a.numpy())  # bit for bit
+    np.testing.assert_array_equal(d2.numpy(), b.numpy())
+
+
+def test_state_dict_layout_is_pytorchs():
+    a, b, c = (Parameter(np.ones(2)) for _ in range(3))
+    opt = optim.SGD([{"params": [a, b]}, {"params": [c], "lr": 0.5}], lr=0.1, momentum=0.9)
+    b.grad = np.ones(2)
+    c.grad = np.ones(2)
+    opt.step()
+    sd = opt.state_dict()
+    assert [g["params"] for g in sd["param_groups"]] == [[0, 1], [2]]
+    assert sorted(sd["state"]) == [1, 2]  # a never had a gradient
+    assert isinstance(sd["state"][1]["momentum_buffer"], np.ndarray)
+    sd["state"][1]["momentum_buffer"][:] = 99  # a copy: the optimizer is not affected
+    np.testing.assert_array_equal(opt.state[b]["momentum_buffer"], [1.0, 1.0])
+
+
+def test_load_state_dict_rejects_mismatches_and_changes_nothing():
+    a, b = Parameter(np.ones(2)), Parameter(np.ones(3))
+    opt = optim.Adam([a, b], lr=0.1)
+    a.grad, b.grad = np.ones(2), np.ones(3)
+    opt.step()
+    sd = opt.state_dict()
+    other = optim.Adam([Parameter(np.ones(2))], lr=0.1)
+    with pytest.raises(ValueError, match="param group 0 has 2 parameter"):
+        other.load_state_dict(sd)
+    two_groups = optim.Adam([{"params": [a]}, {"params": [b]}])
+    with pytest.raises(ValueError, match="2 param group"):
+        optim.Adam([a, b]).load_state_dict(two_groups.state_dict())
+    swapped = optim.Adam([b, a], lr=0.3)
+    with pytest.raises(ValueError, match=r"shape \(2,\).*shape \(3,\)"):
+        swapped.load_state_dict(sd)
+    assert swapped.param_groups[0]["lr"] == 0.3 and not swapped.state  # unchanged
+    with pytest.raises(ValueError, match="'state' and 'param_groups'"):
+        swapped.load_state_dict({"state": {}})
+    bad = {"state": sd["state"], "param_groups": [{**sd["param_groups"][0], "lr": -1}]}
+    with pytest.raises(ValueError, match="lr must be >= 0"):
+        optim.Adam([a, b]).load_state_dict(bad)
+
+
+@needs_mlx
+def test_state_dict_saved_on_gpu_continues_on_cpu():
+    x0, grads = _problem(11, steps=6)
+    x0 = x0.astype(np.float32)
+    grads = [g.astype(np.float32) for g in grads]
+    pg = Parameter(x0, device="gpu")
+    og = optim.Adam([pg], lr=0.01, amsgrad=True)
+    _steps(og, [pg], [lucid.Tensor(g, device="gpu").data for g in grads[:3]])
+    buf = io.BytesIO()
+    save({"p": pg, "opt": og.state_dict()}, buf)
+    buf.seek(0)
+    saved = load(buf)  # on cpu
+    pc = saved["p"]
+    assert isinstance(pc, Parameter) and pc.device == "cpu"
+    oc = optim.Adam([pc], lr=0.01, amsgrad=True)
+    oc.load_state_dict(saved["opt"])
+    _steps(oc, [pc], grads[3:])
+    want = ref_adam(x0.astype(np.float64), [g.astype(np.float64) for g in grads], 0.01,
+                    amsgrad=True)[-1]
+    np.testing.assert_allclose(pc.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# devices: a model moved before (seed 000) or after the optimizer is built; laziness
+
+
+class _Linear(Module):
+    def __init__(self, n_in, n_out, rng):
+        super().__init__()
+        self.w = Parameter(rng.standard_normal((n_in, n_out)).astype(np.float32) * 0.1)
+        self.b = Parameter(np.zeros(n_out, np.float32))
+
+    def forward(self, x):
+        return x @ self.w + self.b
+
+
+@needs_mlx
+def test_seed_000_training_loop_on_gpu_learns():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((64, 4)).astype(np.float32)
+    y = (X @ np.array([[1.0], [-2.0], [0.5], [3.0]], np.float32) + 0.25).astype(np.float32)
+    model = _Linear(4, 1, rng).to("gpu")
+    opt = optim.SGD(model.parameters(), defaults={"lr": 1e-1})
+    x, t = lucid.Tensor(X, device="gpu"), lucid.Tensor(y, device="gpu")
+    losses = []
+    for _ in range(100):
+        opt.zero_grad()
+        out = model(x)
+        loss = ((out - t) ** 2).mean()
+        loss.eval()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 1e-3 * losses[0]
+    assert model.w.device == "gpu" and model.w.data.dtype == lucid.Float32.gpu
+
+
+@needs_mlx
+def test_model_moved_after_steps_carries_its_state_along():
+    x0, grads = _problem(13, steps=6)
+    x0 = x0.astype(np.float32)
+    grads = [g.astype(np.float32) for g in grads]
+    model = Module()
+    model.p = Parameter(x0)
+    opt = optim.RMSprop(model.parameters(), lr=0.01, momentum=0.5)
+    _steps(opt, [model.p], grads[:3])
+    model.to("gpu")
+    _steps(opt, [model.p], [lucid.Tensor(g, device="gpu").data for g in grads[3:]])
+    state = opt.state[model.p]
+    assert all(isinstance(v, type(model.p.data)) for k, v in state.items() if k != "step")
+    want = ref_rmsprop(x0.astype(np.float64), [g.astype(np.float64) for g in grads], 0.01,
+                       momentum=0.5)[-1]
+    np.testing.assert_allclose(model.p.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@needs_mlx
+def test_gpu_step_evaluates_params_and_state(monkeypatch):
+    import lucid.optim.optimizer as base
+
+    seen = []
+    real = base.evaluate
+    monkeypatch.setattr(base, "evaluate", lambda *xs: (seen.append(xs), real(*xs)))
+    p = Parameter(np.ones(3, np.float32), device="gpu")
+    cpu_p = Parameter(np.ones(3, np.float32))
+    opt = optim.Adam([p, cpu_p], lr=0.1, amsgrad=True)
+    p.grad = lucid.Tensor(np.ones(3, np.float32), device="gpu").data
+    cpu_p.grad = np.ones(3, np.float32)
+    opt.step()
+    assert len(seen) == 1  # once per step, for everything together
+    (args,) = seen
+    assert args[0] is p and all(a is not cpu_p for a in args)
+    ids = {id(a) for a in args}
+    for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
+        assert id(opt.state[p][key]) in ids
+    cpu_only = optim.SGD([cpu_p], lr=0.1)
+    cpu_only.step()
+    assert len(seen) == 1  # nothing to evaluate on cpu
+
+
+@pytest.mark.slow
+@needs_mlx
+def test_adam_on_gpu_keeps_flat_memory():
+    def rss_mib():
+        try:
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+        except OSError:  # macOS: peak resident size (bytes)
+            import resource
+
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+    rng = np.random.default_rng(0)
+    model = _Linear(64, 64, rng).to("gpu")
+    opt = optim.Adam(model.parameters(), lr=1e-3, amsgrad=True)
+    x = lucid.Tensor(rng.standard_normal((32, 64)).astype(np.float32), device="gpu")
+    start = None
+    for step in range(1000):
+        # no loss.eval() and no loss.item(): only the optimizer's evaluation stops MLX's graph
+        # from chaining every step onto the previous one
+        opt.zero_grad()
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        if step == 100:
+            start = rss_mib()
+    growth = rss_mib() - start
+    # evaluated: well under 1 MiB; left lazy, the same loop grows by tens of MiB
+    assert growth < 16, f"grew {growth:.1f} MiB: MLX's lazy graph grew across steps"
+
+
+# --------------------------------------------------------------------------------------------
+# an independent cross-check against PyTorch, when it is installed
+
+
+@pytest.mark.parametrize("name,ref,kw", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_matches_pytorch_when_available(name, ref, kw):
+    torch = pytest.importorskip("torch")
+    x0, grads = _problem(21, steps=9)
+    tp = torch.tensor(x0.copy(), requires_grad=True)
+    topt = getattr(torch.optim, name)([tp], **kw)
+    for g in grads:
+        tp.grad = torch.tensor(g)
+        topt.step()
+    got, _, _ = _run(name, kw, x0, grads, "cpu")
+    np.testing.assert_allclose(got[-1], tp.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert math.isfinite(got[-1].sum())
