@@ -43,7 +43,8 @@ def _inplace(fn, name: str, symbol: str):
                 f"{name}: result shape {result.shape} differs from the tensor's shape "
                 f"{self.shape}; an in-place update cannot change the shape."
             )
-        self.data = result.data.astype(self.data.dtype, copy=False)
+        data = result.data
+        self.data = data if data.dtype == self.data.dtype else data.astype(self.data.dtype)
         self._version += 1
         return self
 

@@ -1,5 +1,90 @@
-"""(being written)"""
+"""Lookups by integer index: ``F.embedding`` and ``F.one_hot``."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+from lucid.autograd.mode import no_grad
+from lucid.creation import arange
+from lucid.ops.indexing import where
+from lucid.ops.reduction import max as _max
+from lucid.ops.reduction import min as _min
+from lucid.shapes import fmt
+from lucid.tensor import Tensor
+from lucid.types import Int64, as_numeric
+
+__all__ = ["embedding", "one_hot"]
+
+
+def _int_tensor(fn: str, idx: Any) -> Tensor:
+    """``idx`` as a Tensor of integers (a TypeError naming ``fn`` otherwise)."""
+    if not isinstance(idx, Tensor):
+        idx = Tensor(idx)
+    if idx.dtype.base_dtype is not int:
+        raise TypeError(
+            f"{fn}: indices must be integers, got dtype {idx.dtype.name} (shape "
+            f"{fmt(idx.shape)}); convert them with .astype(lucid.Int64)"
+        )
+    return idx
+
+
+def _check_indices(fn: str, idx: Any, size: int, what: str) -> Tensor:
+    """``idx`` as an integer Tensor whose values lie in [0, size)."""
+    idx = _int_tensor(fn, idx)
+    if idx.size:
+        with no_grad():
+            lo, hi = int(_min(idx).item()), int(_max(idx).item())
+        if lo < 0 or hi >= size:
+            bad = lo if lo < 0 else hi
+            raise IndexError(f"{fn}: index {bad} is out of range for {what} (valid: 0..{size - 1})")
+    return idx
+
+
+def embedding(idx: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Rows of ``weight`` picked by the integer tensor ``idx``: y[..., :] = weight[idx[...], :].
+
+    The output has shape ``idx.shape + (embedding_dim,)``.  It is an indexing op, so the
+    gradient of ``weight`` is the upstream gradient scatter-*added* into the picked rows (a
+    row picked twice receives both gradients).  Rows picked at ``padding_idx`` receive no
+    gradient (their values still come through), as in PyTorch.
+    """
+    if weight.ndim != 2:
+        raise ValueError(
+            f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
+            f"{fmt(weight.shape)}"
+        )
+    n = weight.shape[0]
+    idx = _check_indices("embedding", idx, n, f"{n} embeddings")
+    out = weight[idx]
+    if padding_idx is not None:
+        keep = (idx != padding_idx).unsqueeze(-1)
+        out = where(keep, out, out.detach())  # same values; no gradient reaches the pad row
+    return out
+
+
+def one_hot(labels: Any, num_classes: int = -1, dtype: Any = None) -> Tensor:
+    """Integer class labels as one-hot vectors: shape ``labels.shape + (num_classes,)``.
+
+    ``out[..., c] = 1 if labels[...] == c else 0``.  ``num_classes=-1`` takes the largest label
+    plus one.  ``dtype`` (a :class:`lucid.types.Numeric` such as ``lucid.Float16``, a builtin or
+    a NumPy dtype) defaults to Int64 as in PyTorch; the result lives on the labels' device.
+    Not differentiable (the labels are integers).
+
+    >>> one_hot(lucid.tensor([0, 2, 1]), num_classes=3, dtype=lucid.Float16)
+    """
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int):
+        raise TypeError(f"one_hot: num_classes must be an int, got {num_classes!r}")
+    numeric = Int64 if dtype is None else as_numeric(dtype)
+    labels = _int_tensor("one_hot", labels)
+    if num_classes == -1:
+        if labels.size == 0:
+            raise ValueError("one_hot: cannot infer num_classes from empty labels; pass it")
+        with no_grad():
+            num_classes = int(_max(labels).item()) + 1
+    elif num_classes < 1:
+        raise ValueError(f"one_hot: num_classes must be positive (or -1), got {num_classes}")
+    labels = _check_indices("one_hot", labels, num_classes, f"num_classes={num_classes}")
+    with no_grad():
+        classes = arange(num_classes, device=labels.device)
+        hot = labels.unsqueeze(-1) == classes
+        return hot.astype(numeric)

@@ -1,5 +1,12 @@
-"""(being written)"""
+"""``F.linear(x, weight, bias=None)``: y = x @ weight.T + bias, one fused op.
+
+``weight`` has PyTorch's layout (out_features, in_features).  The op (``lucid.ops.nn.Linear``)
+computes ``x @ weight.T`` without copying the transpose and returns dL/dW directly in
+``weight``'s layout (G^T X), so nothing is transposed in the training step's hot path.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lucid.ops.nn import linear
+
+__all__ = ["linear"]

@@ -1,5 +1,278 @@
-"""(being written)"""
+"""Loss functions: ``F.mse_loss``, ``F.cross_entropy``, ``F.nll_loss``, ``F.binary_cross_entropy``,
+``F.binary_cross_entropy_with_logits``, ``F.huber_loss``.
+
+Every loss takes ``reduction``: "mean" (the default), "sum" or "none" (the per-element losses).
+
+Shapes are checked before anything is computed.  The elementwise losses (MSE, BCE, Huber)
+need ``input`` and ``target`` of exactly the same shape: a prediction of shape (4, 1) against
+targets of shape (4,) would otherwise broadcast to (4, 4) and quietly compare every
+prediction with every target -- the classic silent bug, refused here with both shapes named.
+
+``cross_entropy`` with integer targets is one fused op (:class:`lucid.ops.nn.CrossEntropy`);
+``nll_loss`` is written from primitives (``gather`` and arithmetic), so
+``nll_loss(log_softmax(x), t)`` is the composite the fused op is tested against.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+from lucid.autograd.mode import no_grad
+from lucid.ops import nn as _ops
+from lucid.ops.elementwise import abs as _abs
+from lucid.ops.elementwise import exp, log, maximum, square
+from lucid.ops.indexing import gather, where
+from lucid.ops.reduction import max as _max
+from lucid.ops.reduction import min as _min
+from lucid.shapes import broadcasts_to, fmt
+from lucid.tensor import Tensor
+
+__all__ = [
+    "mse_loss",
+    "cross_entropy",
+    "nll_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "huber_loss",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _tensor(fn: str, name: str, value: Any) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    try:
+        return Tensor(value)
+    except TypeError:
+        raise TypeError(f"{fn}: {name} must be a Tensor, got {type(value).__name__}") from None
+
+
+def _check_reduction(fn: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _same_shape(fn: str, input: Tensor, target: Tensor) -> None:
+    """Refuse input/target shapes that differ (they would broadcast, or fail, silently)."""
+    if input.shape == target.shape:
+        return
+    hint = "Reshape one of them so the shapes are equal"
+    if input.ndim == target.ndim + 1 and input.shape[-1] == 1:
+        hint = f"Use input.squeeze(-1) or target.reshape{input.shape}"
+    elif target.ndim == input.ndim + 1 and target.shape[-1] == 1:
+        hint = f"Use target.squeeze(-1) or input.reshape{target.shape}"
+    raise ValueError(
+        f"{fn}: input shape {fmt(input.shape)} and target shape {fmt(target.shape)} differ. "
+        "A loss compares each prediction with its own target, so the shapes must be equal; "
+        "different shapes would broadcast and compare every prediction with every target. "
+        f"{hint}."
+    )
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+# --------------------------------------------------------------------------------------------
+# regression
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error: l_i = (x_i - y_i)^2, then reduced.   dl_i/dx_i = 2 (x_i - y_i)."""
+    fn = "mse_loss"
+    _check_reduction(fn, reduction)
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    _same_shape(fn, input, target)
+    return _reduce(square(input - target), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+               delta: float = 1.0) -> Tensor:
+    """Huber loss: quadratic near 0, linear beyond ``delta`` (so outliers pull less).
+
+        l_i = d_i^2 / 2                 if |d_i| < delta      (d = x - y)
+        l_i = delta (|d_i| - delta / 2)  otherwise
+        dl_i/dx_i = d_i, clipped to [-delta, delta]
+    """
+    fn = "huber_loss"
+    _check_reduction(fn, reduction)
+    if not delta > 0:
+        raise ValueError(f"{fn}: delta must be positive, got {delta!r}")
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    _same_shape(fn, input, target)
+    d = input - target
+    a = _abs(d)
+    loss = where(a < delta, 0.5 * square(d), delta * (a - 0.5 * delta))
+    return _reduce(loss, reduction)
+
+
+# --------------------------------------------------------------------------------------------
+# classification with class indices
+
+
+def _class_axis(fn: str, input: Tensor, target: Tensor) -> int:
+    """The class axis (1, or 0 for an unbatched (C,) input) after checking the target shape."""
+    if input.ndim == 0:
+        raise ValueError(f"{fn}: input must have a class axis, got a 0-d tensor")
+    ax = 0 if input.ndim == 1 else 1
+    want = () if input.ndim == 1 else (input.shape[0], *input.shape[2:])
+    if target.shape != want:
+        raise ValueError(
+            f"{fn}: input {fmt(input.shape)} and target {fmt(target.shape)}: class-index "
+            f"targets must have shape {fmt(want)} (the input's shape without the class axis "
+            f"{ax})"
+        )
+    return ax
+
+
+def _check_weight(fn: str, weight: Any, n_cls: int) -> None:
+    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (n_cls,)):
+        got = fmt(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise ValueError(f"{fn}: weight must be a Tensor of shape ({n_cls},), got {got}")
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """Cross-entropy of logits ``input`` (N, C, ...) against ``target``.
+
+    * Integer class indices (N, ...): l_i = -w_{t_i} log softmax(x_i)_{t_i}, one fused op
+      (:class:`lucid.ops.nn.CrossEntropy`); "mean" divides by the sum of the weights of the
+      samples not ignored (``ignore_index``), as PyTorch.
+    * Class probabilities of the input's shape (floating point): l_i = -sum_c w_c t_ic
+      log softmax(x_i)_c, a composite; "mean" averages over the samples.
+    """
+    fn = "cross_entropy"
+    _check_reduction(fn, reduction)
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    if target.dtype.is_floating_point:
+        if input.shape != target.shape:
+            raise ValueError(
+                f"{fn}: input {fmt(input.shape)} and target {fmt(target.shape)}: a "
+                "floating-point target holds class probabilities and must have the input's "
+                "shape; for class indices pass an integer target of shape (N, ...)"
+            )
+        ax = 0 if input.ndim == 1 else 1
+        _check_weight(fn, weight, input.shape[ax])
+        logp = _ops.log_softmax(input, axis=ax)
+        if weight is not None:
+            logp = logp * weight.reshape((-1,) + (1,) * (input.ndim - ax - 1))
+        return _reduce(-(target * logp).sum(axis=ax), reduction)
+    if input.ndim >= 1:
+        _check_weight(fn, weight, input.shape[0 if input.ndim == 1 else 1])
+    return _ops.cross_entropy(input, target, weight, ignore_index, reduction)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities ``input`` (N, C, ...) at class ``target``.
+
+        l_i = -w_{t_i} input[i, t_i]      (w_t = 0 where t = ignore_index)
+
+    "mean" divides by the sum of the weights of the samples not ignored.  Written from
+    ``gather`` and arithmetic, so its gradient comes from theirs.
+    """
+    fn = "nll_loss"
+    _check_reduction(fn, reduction)
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    if target.dtype.base_dtype is not int:
+        raise TypeError(
+            f"{fn}: target must hold integer class indices, got dtype {target.dtype.name}; "
+            "convert it with .astype(lucid.Int64)"
+        )
+    ax = _class_axis(fn, input, target)
+    n_cls = input.shape[ax]
+    _check_weight(fn, weight, n_cls)
+    valid = target != ignore_index
+    safe = where(valid, target, 0)
+    if safe.size:
+        with no_grad():
+            lo, hi = int(_min(safe).item()), int(_max(safe).item())
+        if lo < 0 or hi >= n_cls:
+            bad = lo if lo < 0 else hi
+            raise IndexError(
+                f"{fn}: target value {bad} is out of range for {n_cls} classes (valid: 0.."
+                f"{n_cls - 1}, or ignore_index={ignore_index})"
+            )
+    picked = gather(input, ax, safe.unsqueeze(ax)).squeeze(ax)
+    wt = valid.astype(input.dtype)
+    if weight is not None:
+        wt = wt * weight[safe]
+    loss = -(picked * wt)
+    if reduction == "mean":
+        return loss.sum() / wt.sum()
+    return _reduce(loss, reduction)
+
+
+# --------------------------------------------------------------------------------------------
+# binary classification
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of probabilities ``input`` (in [0, 1]) against ``target``:
+
+        l_i = -w_i [t_i log p_i + (1 - t_i) log(1 - p_i)],  logs clamped at -100 (PyTorch).
+
+    One op (:class:`lucid.ops.nn.BinaryCrossEntropy`) so the gradient stays finite where a
+    saturated sigmoid gives p = 0 or 1.  ``weight`` broadcasts to the input's shape.  Prefer
+    :func:`binary_cross_entropy_with_logits` on raw scores: it is exact where this clamps.
+    """
+    fn = "binary_cross_entropy"
+    _check_reduction(fn, reduction)
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    _same_shape(fn, input, target)
+    if input.size:
+        with no_grad():
+            lo, hi = _min(input).item(), _max(input).item()
+        if not (lo >= 0.0 and hi <= 1.0):  # also catches NaN
+            bad = lo if not lo >= 0.0 else hi
+            raise ValueError(
+                f"{fn}: input values must be probabilities in [0, 1], found {bad}. Apply "
+                "sigmoid first, or use binary_cross_entropy_with_logits on the raw scores"
+            )
+    if weight is not None:
+        weight = _tensor(fn, "weight", weight)
+        if not broadcasts_to(weight.shape, input.shape):
+            raise ValueError(
+                f"{fn}: weight of shape {fmt(weight.shape)} does not broadcast to the input's "
+                f"shape {fmt(input.shape)}"
+            )
+    return _ops.binary_cross_entropy(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross-entropy on logits x (sigmoid included), computed without overflow:
+
+        l_i = (1 - t_i) x_i + c_i [log(1 + e^(-|x_i|)) + max(-x_i, 0)]
+            = -[c_i t_i log σ(x_i) + (1 - t_i) log(1 - σ(x_i))]
+        c_i = 1 + (pos_weight - 1) t_i   (c = 1 without ``pos_weight``)
+        dl_i/dx_i = σ(x_i) - t_i  (without pos_weight)
+
+    A composite: every term is bounded (e^(-|x|) <= 1), so no clamp is needed and the gradient
+    is exact.  ``weight`` multiplies each element's loss; ``pos_weight`` (one per class, the
+    last axis) weights the positive term.
+    """
+    fn = "binary_cross_entropy_with_logits"
+    _check_reduction(fn, reduction)
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    _same_shape(fn, input, target)
+    for name, w in (("weight", weight), ("pos_weight", pos_weight)):
+        if w is not None and not broadcasts_to(_tensor(fn, name, w).shape, input.shape):
+            raise ValueError(
+                f"{fn}: {name} of shape {fmt(w.shape)} does not broadcast to the input's shape "
+                f"{fmt(input.shape)}"
+            )
+    softplus_neg = log(1 + exp(-_abs(input))) + maximum(-input, 0.0)  # log(1 + e^-x)
+    if pos_weight is not None:
+        softplus_neg = (1 + (pos_weight - 1) * target) * softplus_neg
+    loss = (1 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)

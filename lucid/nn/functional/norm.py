@@ -1,5 +1,177 @@
-"""(being written)"""
+"""Normalisation: ``F.batch_norm``, ``F.layer_norm``, ``F.group_norm``.
+
+All three compute the same thing over different sets of elements:
+
+    y = (x - mean) / sqrt(var + eps) * weight + bias
+
+with ``mean`` and the biased ``var`` (divide by n, not n - 1) taken over
+
+* batch norm: every axis but the channel axis 1 -- one statistic per channel, shared by the
+  batch (so a training step's samples are normalised together);
+* layer norm: the last ``len(normalized_shape)`` axes -- one statistic per sample;
+* group norm: the channels of each group of ``C / num_groups`` channels and the spatial axes
+  -- one statistic per sample and group.
+
+They are composites of ``mean``, ``var`` and elementwise ops, so autodiff derives their (long)
+backward from the primitives' rules.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+from lucid.autograd.mode import no_grad
+from lucid.ops.elementwise import sqrt
+from lucid.ops.reduction import mean as _mean
+from lucid.ops.reduction import var as _var
+from lucid.shapes import fmt
+from lucid.tensor import Tensor
+
+__all__ = ["batch_norm", "layer_norm", "group_norm"]
+
+
+def _normalize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(x - mean) / sqrt(var + eps) over ``axes``; also returns the mean and variance."""
+    mu = _mean(x, axis=axes, keepdims=True)
+    var = _var(x, axis=axes, keepdims=True)
+    return (x - mu) / sqrt(var + eps), mu, var
+
+
+def _channel_shape(x: Tensor) -> tuple[int, ...]:
+    """(1, C, 1, ...): a per-channel vector shaped to broadcast along axis 1 of ``x``."""
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor:
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def _store(buffer: Tensor, value: Tensor) -> None:
+    """Overwrite ``buffer``'s values in place (keeping its dtype) and bump its version."""
+    buffer.data = value.astype(buffer.dtype).data
+    buffer._version += 1
+
+
+def _check_vector(fn: str, name: str, value: Any, n: int) -> None:
+    if value is not None and (not isinstance(value, Tensor) or value.shape != (n,)):
+        got = fmt(value.shape) if isinstance(value, Tensor) else type(value).__name__
+        raise ValueError(f"{fn}: {name} must be a Tensor of shape ({n},), got {got}")
+
+
+def batch_norm(
+    x: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Batch normalisation of ``x`` (N, C, ...) per channel.
+
+    Training: normalise with the batch's mean and biased variance over (N, ...), and -- when
+    running statistics are given -- update them in place, outside the graph:
+
+        running_mean <- (1 - momentum) running_mean + momentum mean
+        running_var  <- (1 - momentum) running_var  + momentum var · n / (n - 1)
+
+    (the running variance is the unbiased estimate, n = N·prod(...), as in PyTorch).
+    Evaluation (``training=False``): normalise with the running statistics, which are
+    constants of the graph.
+    """
+    fn = "batch_norm"
+    if x.ndim < 2:
+        raise ValueError(
+            f"batch_norm: input must be (N, C) or (N, C, ...), got shape {fmt(x.shape)}"
+        )
+    n_ch = x.shape[1]
+    for name, value in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+        _check_vector(fn, name, value, n_ch)
+    shape = _channel_shape(x)
+    if training:
+        n = x.size // n_ch
+        if n <= 1:
+            raise ValueError(
+                f"batch_norm: expected more than 1 value per channel when training, got input "
+                f"of shape {fmt(x.shape)}; use a larger batch, or call .eval() for inference"
+            )
+        axes = (0, *range(2, x.ndim))
+        y, mu, var = _normalize(x, axes, eps)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                unbiased = var.reshape(n_ch) * (n / (n - 1))
+                _store(running_mean, (1.0 - momentum) * running_mean + momentum * mu.reshape(n_ch))
+                _store(running_var, (1.0 - momentum) * running_var + momentum * unbiased)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError(
+                "batch_norm: evaluation (training=False) normalises with running_mean and "
+                "running_var; pass them, or use training=True for batch statistics"
+            )
+        with no_grad():  # constants: the running statistics get no gradient
+            shift = running_mean.reshape(shape)
+            scale = 1.0 / sqrt(running_var.reshape(shape) + eps)
+        y = (x - shift) * scale
+    return _affine(y, weight, bias, shape)
+
+
+def layer_norm(
+    x: Tensor,
+    normalized_shape: int | tuple[int, ...],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Layer normalisation over the last ``len(normalized_shape)`` axes (one mean and variance
+    per sample); ``weight`` and ``bias`` have shape ``normalized_shape``."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or x.shape[x.ndim - k:] != shape or x.ndim < k:
+        raise ValueError(
+            f"layer_norm: input of shape {fmt(x.shape)} does not end with normalized_shape "
+            f"{fmt(shape)}; the last {k} axes must match it"
+        )
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and value.shape != shape:
+            raise ValueError(
+                f"layer_norm: {name} must have shape {fmt(shape)}, got {fmt(value.shape)}"
+            )
+    y, _, _ = _normalize(x, tuple(range(x.ndim - k, x.ndim)), eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def group_norm(
+    x: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Group normalisation of ``x`` (N, C, ...): the C channels split into ``num_groups``
+    groups, each normalised per sample over its channels and the spatial axes; ``weight`` and
+    ``bias`` are per channel (C,)."""
+    if x.ndim < 2:
+        raise ValueError(
+            f"group_norm: input must be (N, C, ...), got shape {fmt(x.shape)}"
+        )
+    n, n_ch = x.shape[0], x.shape[1]
+    if num_groups < 1 or n_ch % num_groups:
+        raise ValueError(
+            f"group_norm: num_groups={num_groups} must divide the {n_ch} channels of input "
+            f"{fmt(x.shape)}"
+        )
+    for name, value in (("weight", weight), ("bias", bias)):
+        _check_vector("group_norm", name, value, n_ch)
+    grouped = x.reshape(n, num_groups, -1)
+    y, _, _ = _normalize(grouped, (2,), eps)
+    return _affine(y.reshape(x.shape), weight, bias, _channel_shape(x))

@@ -1,5 +1,119 @@
-"""(being written)"""
+"""Activation layers: each wraps one function of ``lucid.nn.functional``."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lucid.nn import functional as F
+from lucid.nn.module import Module
+from lucid.tensor import Tensor
+
+__all__ = [
+    "ReLU",
+    "LeakyReLU",
+    "ELU",
+    "GELU",
+    "SiLU",
+    "Sigmoid",
+    "Tanh",
+    "Softmax",
+    "LogSoftmax",
+]
+
+
+class ReLU(Module):
+    """y = max(x, 0)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.relu(x)
+
+
+class LeakyReLU(Module):
+    """y = x for x > 0, negative_slope·x otherwise."""
+
+    def __init__(self, negative_slope: float = 0.01) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+
+class ELU(Module):
+    """y = x for x > 0, alpha·(e^x - 1) otherwise."""
+
+    def __init__(self, alpha: float = 1.0) -> None:
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.elu(x, self.alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}"
+
+
+class GELU(Module):
+    """y = x·Φ(x) (``approximate="tanh"`` for the tanh approximation)."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """y = x·sigmoid(x)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.silu(x)
+
+
+class Sigmoid(Module):
+    """y = 1 / (1 + e^-x)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.sigmoid(x)
+
+
+class Tanh(Module):
+    """y = tanh(x)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.tanh(x)
+
+
+class Softmax(Module):
+    """y = softmax(x) along ``axis`` (each slice along it sums to 1)."""
+
+    def __init__(self, axis: int = -1) -> None:
+        super().__init__()
+        self.axis = axis
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softmax(x, self.axis)
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
+
+
+class LogSoftmax(Module):
+    """y = log(softmax(x)) along ``axis``, computed stably."""
+
+    def __init__(self, axis: int = -1) -> None:
+        super().__init__()
+        self.axis = axis
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.log_softmax(x, self.axis)
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
