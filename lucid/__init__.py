@@ -1,7 +1,8 @@
 """Lucid: a small, complete deep-learning framework written to be read.
 
 Layers, bottom-up (imports flow one way):  types (dtypes) -> backends -> autograd (mode and
-the backward walk) -> tensor -> ops (the catalogue) -> creation.
+the backward walk) -> tensor -> ops (the catalogue) -> creation/random -> nn -> optim/data ->
+models.
 """
 
 from lucid import types
@@ -33,7 +34,9 @@ from lucid.random import rand, randn  # noqa: E402
 from lucid.ops.device import evaluate  # noqa: E402
 from lucid.backends import gpu_available, gpu_status  # noqa: E402
 from lucid import autograd  # noqa: E402
+from lucid import nn  # noqa: E402
 from lucid import data, optim  # noqa: E402
+from lucid import models  # noqa: E402
 from lucid.serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
