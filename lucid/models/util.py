@@ -1,0 +1,135 @@
+"""``summarize(model, input_shape)``: a per-layer table of shapes, parameters and FLOPs.
+
+The model runs once on zeros inside :func:`lucid.autograd.mode.record_ops`; forward hooks on
+every leaf module (a module without children) note which ops ran inside it, so each op's FLOPs
+are credited to exactly one layer.  FLOPs are counted as the seed does: MACs for matmul and
+convolution, one per output element for elementwise ops (multiply by 2 for "2·MACs").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lucid.autograd.mode import no_grad, record_ops
+from lucid.creation import zeros
+from lucid.tensor import Tensor
+
+__all__ = ["summarize", "Summary", "LayerRow"]
+
+
+@dataclass
+class LayerRow:
+    name: str
+    kind: str
+    input_shape: tuple[int, ...] | None
+    output_shape: tuple[int, ...] | None
+    params: int
+    flops: int
+
+
+@dataclass
+class Summary:
+    """What :func:`summarize` measured; ``print(summary)`` shows the table."""
+
+    model: str
+    rows: list[LayerRow] = field(default_factory=list)
+    total_params: int = 0
+    trainable_params: int = 0
+    total_flops: int = 0
+    other_flops: int = 0  # ops run outside any leaf module (e.g. ``x + residual`` in forward)
+
+    def __str__(self) -> str:
+        head = ("Layer (type)", "Input Shape", "Output Shape", "Param #", "FLOPs")
+        body = [
+            (f"{r.name} ({r.kind})", _shape(r.input_shape), _shape(r.output_shape),
+             f"{r.params:,}", f"{r.flops:,}")
+            for r in self.rows
+        ]
+        if self.other_flops:
+            body.append(("(ops outside leaf layers)", "", "", "", f"{self.other_flops:,}"))
+        widths = [max(len(x) for x in col) for col in zip(head, *body)]
+        line = "  ".join(f"{{:<{w}}}" for w in widths[:3]) + "  " + "  ".join(
+            f"{{:>{w}}}" for w in widths[3:])
+        rule = "=" * (sum(widths) + 2 * (len(widths) - 1))
+        out = [f"Summary of {self.model}", rule, line.format(*head), rule]
+        out += [line.format(*row) for row in body]
+        out += [
+            rule,
+            f"Total params: {self.total_params:,}",
+            f"Trainable params: {self.trainable_params:,}",
+            f"Non-trainable params: {self.total_params - self.trainable_params:,}",
+            f"Total FLOPs: {self.total_flops:,} (MACs; x2 = {2 * self.total_flops:,} FLOPs "
+            "counting multiply and add separately)",
+        ]
+        return "\n".join(out)
+
+    __repr__ = __str__
+
+
+def _shape(shape: tuple[int, ...] | None) -> str:
+    return "-" if shape is None else str(tuple(shape))
+
+
+def _first_shape(value: Any) -> tuple[int, ...] | None:
+    if isinstance(value, Tensor):
+        return value.shape
+    if isinstance(value, (tuple, list)) and value and isinstance(value[0], Tensor):
+        return value[0].shape
+    return None
+
+
+def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
+              device: str | None = None, print_summary: bool = True) -> Summary:
+    """Run ``model`` once on zeros of ``input_shape`` and report every leaf layer.
+
+    ``dtype``/``device`` default to those of the model's first parameter.  Prints the table
+    (unless ``print_summary=False``) and returns the :class:`Summary`.
+    """
+    params = list(model.parameters())
+    first = params[0] if params else None
+    dtype = dtype or (first.dtype if first is not None else None)
+    device = device or (first.device if first is not None else "cpu")
+    x = zeros(*input_shape, dtype=dtype, device=device)
+
+    leaves = [(n, m) for n, m in model.named_modules() if not list(m.children())]
+    spans: dict[int, list] = {}
+    handles = []
+    for name, module in leaves:
+        def pre(m, args, _name=name):
+            spans.setdefault(id(m), []).append([_name, len(tape), _first_shape(args), None, None])
+
+        def post(m, args, out):
+            span = spans[id(m)][-1]
+            span[3] = len(tape)
+            span[4] = _first_shape(out)
+
+        handles.append(module.register_forward_pre_hook(pre))
+        handles.append(module.register_forward_hook(post))
+    was_training = model.training
+    model.eval()
+    try:
+        with no_grad(), record_ops() as tape:
+            model(x)
+    finally:
+        model.train(was_training)
+        for h in handles:
+            h.remove()
+
+    summary = Summary(type(model).__name__)
+    credited = 0
+    for name, module in leaves:
+        n_params = sum(p.size for p in module.parameters(recurse=False))
+        for _, start, in_shape, stop, out_shape in spans.get(id(module), []):
+            flops = sum(getattr(t._op, "flops", 0) for t in tape[start:stop])
+            credited += flops
+            summary.rows.append(LayerRow(name, type(module).__name__, in_shape, out_shape,
+                                         n_params, flops))
+            n_params = 0  # a module called twice shows its parameters once
+    summary.total_params = sum(p.size for p in params)
+    summary.trainable_params = sum(p.size for p in params if p.requires_grad)
+    summary.total_flops = sum(getattr(t._op, "flops", 0) for t in tape)
+    summary.other_flops = summary.total_flops - credited
+    if print_summary:
+        print(summary)
+    return summary

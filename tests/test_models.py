@@ -1,0 +1,71 @@
+"""lucid.models: MLP, LeNet-5, ResNet-18 and summarize (seed 002's example)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lucid
+import lucid.nn as nn
+from lucid.models import MLP, LeNet5, summarize
+
+
+def test_mlp_layout_and_forward():
+    model = MLP(784, [512, 512], 10)
+    assert [type(m).__name__ for m in model] == ["Linear", "ReLU", "Linear", "ReLU", "Linear"]
+    assert sum(p.size for p in model.parameters()) == 784 * 512 + 512 + 512 * 512 + 512 + 5130
+    out = model(lucid.zeros(3, 784, dtype=lucid.Float32))
+    assert out.shape == (3, 10) and out.dtype == lucid.Float32
+
+
+def test_lenet5_shapes():
+    model = LeNet5(num_classes=10)
+    assert model(lucid.zeros(2, 1, 32, 32, dtype=lucid.Float32)).shape == (2, 10)
+    assert sum(p.size for p in model.parameters()) == 61_706  # the classic count
+
+
+def test_seed_002_summarize_resnet_18_runs_as_written(capsys):
+    from lucid.models.imgclf.resnet import resnet_18
+    from lucid.models.util import summarize as summarize_from_util
+
+    model = resnet_18(num_classes=10)
+    summary = summarize_from_util(model, input_shape=(1, 3, 32, 32))
+    printed = capsys.readouterr().out
+    assert "Total FLOPs" in printed and "Total params: 11,181,642" in printed
+    assert summary.total_params == 11_181_642
+    first = summary.rows[0]
+    assert (first.name, first.kind) == ("conv1", "Conv2d")
+    assert first.input_shape == (1, 3, 32, 32) and first.output_shape == (1, 64, 16, 16)
+    assert first.flops == 64 * 16 * 16 * 3 * 7 * 7  # MACs: Cout * out pixels * Cin * k*k
+    assert first.params == 64 * 3 * 7 * 7
+    fc = summary.rows[-1]
+    assert (fc.name, fc.output_shape, fc.params) == ("fc", (1, 10), 5130)
+    # every op is credited once: the rows plus ops outside leaf layers make the total
+    assert sum(r.flops for r in summary.rows) + summary.other_flops == summary.total_flops
+    assert summary.other_flops > 0  # the residual additions live in BasicBlock.forward
+    with lucid.no_grad(), lucid.count_flops():
+        y = model.eval()(lucid.zeros(1, 3, 32, 32, dtype=lucid.Float32))
+    assert y.flops == summary.total_flops
+
+
+def test_summarize_counts_a_small_model_by_hand():
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    s = summarize(model, (5, 4), print_summary=False)
+    assert [r.flops for r in s.rows] == [5 * 4 * 3 + 5 * 3, 15, 5 * 3 * 2 + 5 * 2]
+    assert [r.params for r in s.rows] == [15, 0, 8]
+    assert s.total_flops == 60 + 15 + 15 + 30 + 10
+    assert "Linear" in str(s) and "(5, 4)" in str(s)
+
+
+def test_resnet_18_trains_a_step_on_both_devices():
+    import pytest
+
+    pytest.importorskip("mlx.core")
+    from lucid.models import resnet_18
+
+    lucid.random.seed(0)
+    model = resnet_18(num_classes=3)
+    x = lucid.random.randn(2, 3, 32, 32, dtype=lucid.Float32)
+    ref = model.eval()(x).numpy()
+    model.to("gpu")
+    out = model(x.to("gpu"))
+    np.testing.assert_allclose(out.numpy(), ref, rtol=2e-3, atol=2e-3)
