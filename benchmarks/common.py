@@ -36,11 +36,13 @@ def timeit(fn: Callable[[], object], repeat: int = 7, number: int = 20, warmup: 
 
 
 def timeit_many(fns: dict[str, Callable[[], object]], repeat: int = 9, number: int = 20,
-                warmup: int = 3) -> dict[str, float]:
+                warmup: int = 3, pause: float = 0.0) -> dict[str, float]:
     """Best seconds per call for several functions measured in alternating batches.
 
     Interleaving makes slow drifts of the machine (frequency, a neighbour's load) hit every
-    contender alike, so the ratios between them stay honest.
+    contender alike, so the ratios between them stay honest.  ``pause`` (seconds, untimed)
+    before each batch lets the previous contender's thread pools go idle: OpenBLAS and OpenMP
+    workers spin for a while after a multi-threaded GEMM and would slow the next contender.
     """
     for fn in fns.values():
         for _ in range(warmup):
@@ -48,6 +50,8 @@ def timeit_many(fns: dict[str, Callable[[], object]], repeat: int = 9, number: i
     best = {k: float("inf") for k in fns}
     for _ in range(repeat):
         for key, fn in fns.items():
+            if pause:
+                time.sleep(pause)
             gc.collect()
             start = time.perf_counter()
             for _ in range(number):
@@ -64,18 +68,24 @@ class Row:
     target: str = ""
 
 
-def print_table(rows: list[Row], systems: list[str], baseline: str = "lucid") -> None:
-    """Print rows with one column per system and ratios lucid / other."""
-    others = [s for s in systems if s != baseline]
-    head = ["benchmark", "unit", *systems, *[f"{baseline}/{s}" for s in others], "target"]
+def print_table(rows: list[Row], systems: list[str], baseline: str = "lucid",
+                ratios: list[tuple[str, str]] | None = None) -> None:
+    """Print rows with one column per system, then one column per ratio ``a/b``.
+
+    ``ratios`` lists the (numerator, denominator) pairs to show; by default ``baseline`` over
+    every other system.
+    """
+    if ratios is None:
+        ratios = [(baseline, s) for s in systems if s != baseline]
+    head = ["benchmark", "unit", *systems, *[f"{a}/{b}" for a, b in ratios], "target"]
     lines = []
     for r in rows:
         cells = [r.benchmark, r.unit]
         for s in systems:
             v = r.values.get(s)
             cells.append("-" if v is None else f"{v:.4g}")
-        for s in others:
-            a, b = r.values.get(baseline), r.values.get(s)
+        for num, den in ratios:
+            a, b = r.values.get(num), r.values.get(den)
             cells.append("-" if a is None or b is None or b == 0 else f"{a / b:.2f}x")
         cells.append(r.target)
         lines.append(cells)

@@ -22,30 +22,30 @@ shifted by (i, j) -- one strided slice::
     y (1 x 4) = W (1 x 4) @ cols (4 x 4)        ->  reshape to the 2x2 output
 
 With C input channels the rows are (c, i, j), C·kh·kw of them, and with N images the columns
-are (n, h, w); the weight (Cout, C, kh, kw) flattens to a (Cout, C·kh·kw) matrix, so the whole
+are (h, w, n); the weight (Cout, C, kh, kw) flattens to a (Cout, C·kh·kw) matrix, so the whole
 layer is **one GEMM**.  Building ``cols`` (im2col) is kh·kw slice copies.
 
 Backward is two more GEMMs and the reverse of im2col::
 
     dW    = g @ cols^T        (Cout, C·kh·kw): one GEMM
-    dcols = W^T @ g           (C·kh·kw, N·Ho·Wo)
+    dcols = W^T @ g           (C·kh·kw, Ho·Wo·N)
     dx    = col2im(dcols):    add row (c, i, j) back onto the input at offset (i, j)
 
 col2im is kh·kw strided *adds* (an input pixel lies in several windows, so its gradient is the
 sum over them) -- a scatter whose pattern is known in advance, done without ``add.at``.
 
-Two layout decisions keep it fast (see ``Windows``):
+One layout decision keeps it fast (see ``Windows``): the GEMM helpers work in the order
+**(C, *spatial, N) -- channels first, batch last**.
 
-* **Channels first, batch second.**  ``cols`` is laid out (C·kh·kw, N·Ho·Wo), so the forward,
-  dW and dcols products are each a single large 2-D GEMM (per group) instead of N small ones.
-  The GEMM's output is then (Cout, N, Ho, Wo); the op returns it as an (N, Cout, Ho, Wo)
-  *view* (a free axis swap), NumPy's elementwise ops keep that memory order, and so the next
-  layer finds its input -- and backward its gradient -- already channels-first.
-* **Whole rows in col2im when the stride is 1.**  Flatten each padded image; the slice of
-  kernel offset (i, j) is then one *contiguous* run starting at ``i·Wp + j`` if it spans whole
-  padded rows (Wp wide) instead of Wo-wide pieces.  col2im adds those runs, the gradient
-  padded with Wp - Wo zero columns per row to match; adding long runs is several times
-  faster than adding rows of Wo.
+* Channels first makes ``cols`` a (C·kh·kw, Ho·Wo·N) matrix, so the forward, dW and dcols
+  products are each a single large 2-D GEMM (per group) instead of N small ones.
+* Batch last makes every kernel-offset slice a sequence of contiguous pieces of N elements
+  (Wo·N when the stride is 1), so im2col copies and col2im adds stream through memory instead
+  of paying loop overhead on rows of Wo elements.
+* The GEMM's output is therefore (Cout, Ho, Wo, N) in memory; the op returns it as an
+  (N, Cout, Ho, Wo) *view* (a free transpose).  NumPy's elementwise ops keep that memory
+  order, pooling's slices read it efficiently, and so the next layer -- and the gradient
+  coming back -- arrive in it too: no transposing copies between layers.
 
 Transposed convolution is the adjoint of convolution: its forward is conv's ``dx`` (a GEMM
 and col2im), its backward conv's forward (im2col and a GEMM) and conv's ``dW``.
@@ -145,26 +145,39 @@ def _as_strided(xp: Any, a: Any, shape: tuple[int, ...], steps: tuple[int, ...])
     return xp.as_strided(a, shape, steps)
 
 
+def _same_order(xp: Any, a: Any, like: Any) -> Any:
+    """``a`` with its memory laid out in the order of ``like`` (same shape).
+
+    Elementwise NumPy ops on two arrays whose memory orders differ (one NCHW, one with the
+    batch last) read one of them transposed, several times slower; one copy first is
+    cheaper.  MLX arrays have no memory order to match.
+    """
+    if backend_for(xp).name != "numpy" or a.ndim < 2:
+        return a
+    order = np.argsort([-abs(s) for s in like.strides], kind="stable")
+    if list(order) == list(np.argsort([-abs(s) for s in a.strides], kind="stable")):
+        return a
+    out = np.empty_like(like, dtype=a.dtype)
+    out[...] = a
+    return out
+
+
 class Windows:
     """Where each kernel offset reads, for a window sliding over ``size`` (the spatial axes).
 
     ``pads`` is one (before, after) pair per axis.  The input is padded to ``padded``; the
     output has ``out`` positions per axis, ``out = (padded - dilation·(k-1) - 1) // stride + 1``,
-    and the slice of kernel offset (k_1..k_d) is ``xpad[..., k_1·dil_1 : ... : stride_1, ...]``
-    (``region``), shaped like the output.
+    and kernel offset (k_1..k_d) reads the slice ``k_1·dil_1 : ... : stride_1`` of each
+    spatial axis (``spatial``), shaped like the output.
 
-    im2col reads these slices through one strided view.  col2im adds them back, and there the
-    shape of a slice matters: an add over rows of ``out_d`` elements spends its time on loop
-    overhead, not on adding.  So when every stride is 1 (``flat``) col2im works on flattened
-    images instead: the slice of an offset is one contiguous run of ``out_1 · padded_2 ·
-    ... · padded_d`` elements starting at ``sum_d k_d·dil_d·step_d`` -- whole padded rows,
-    i.e. the output extended to the ``grid`` ``(out_1, padded_2, ..., padded_d)``.  The extra
-    columns carry zeros (the caller pads the gradient to the grid), and one extra slab of
-    padding after the first axis (``buffer``) keeps the last offset's run in bounds.
+    The GEMM helpers (im2col, col2im, to_matrix, from_matrix) work in the order
+    **(C, *spatial, N)**: channels first, batch last.  Channels first makes the GEMM operands
+    plain matrices (rows = channels); batch last makes every slice above a run of *contiguous*
+    N-element pieces -- (out_d · N)-element ones when the stride is 1 -- so copying (im2col)
+    and adding (col2im) spend their time moving data, not on loop overhead over short rows.
     """
 
-    def __init__(self, label: str, size, kernel, stride, pads, dilation, flat: bool = True,
-                 out=None):
+    def __init__(self, label: str, size, kernel, stride, pads, dilation, out=None):
         self.size, self.kernel, self.stride = tuple(size), tuple(kernel), tuple(stride)
         self.pads, self.dilation = tuple(pads), tuple(dilation)
         self.padded = tuple(n + lo + hi for n, (lo, hi) in zip(size, pads))
@@ -180,14 +193,7 @@ class Windows:
         if out is not None:  # conv_transpose: the positions its input has (output_padding)
             self.out = tuple(out)
         d = len(self.size)
-        self.flat = flat and all(s == 1 for s in stride)
-        if self.flat and d > 1:
-            self.buffer = (self.padded[0] + 1, *self.padded[1:])
-            self.grid = (self.out[0], *self.padded[1:])
-        else:
-            self.buffer = self.padded
-            self.grid = self.out
-        # row-major element steps of the padded spatial axes (the extra slab changes none)
+        # row-major element steps of the padded spatial axes
         steps = [1] * d
         for i in range(d - 2, -1, -1):
             steps[i] = steps[i + 1] * self.padded[i + 1]
@@ -199,90 +205,87 @@ class Windows:
         """Kernel offsets: kh·kw (and so on)."""
         return numel(self.kernel)
 
-    # -- padding and slices -------------------------------------------------------------------
-    def pad(self, xp: Any, x: Any, value: float = 0.0) -> Any:
-        """``x`` (A, B, *size) padded with ``value`` to (A, B, *padded): a new array."""
-        if self.padded == self.size:
-            return x
-        out = xp.full((*x.shape[:2], *self.padded), value, dtype=x.dtype)
-        out[self.interior()] = x  # cheaper than xp.pad, which fills edge by edge
-        return out
-
-    def interior(self) -> tuple[slice, ...]:
-        """Where the input sits inside the padded array."""
-        index = [slice(None), slice(None)]
-        index += [slice(lo, lo + n) for (lo, _), n in zip(self.pads, self.size)]
-        return tuple(index)
-
-    def crop(self, x: Any) -> Any:
-        """Undo ``pad``: (A, B, *padded) -> (A, B, *size) (a view)."""
-        return x if tuple(x.shape[2:]) == self.size else x[self.interior()]
+    # -- slices and padding -----------------------------------------------------------------
+    def spatial(self, offset: tuple[int, ...]) -> tuple[slice, ...]:
+        """The slices, one per spatial axis of the padded input, that kernel offset reads."""
+        return tuple(slice(k * dl, k * dl + s * (o - 1) + 1, s)
+                     for k, dl, s, o in zip(offset, self.dilation, self.stride, self.out))
 
     def region(self, offset: tuple[int, ...]) -> tuple[slice, ...]:
-        """The slice of one kernel offset, over (A, B, *padded)."""
-        index = [slice(None), slice(None)]
-        for k, dl, s, o in zip(offset, self.dilation, self.stride, self.out):
-            index.append(slice(k * dl, k * dl + s * (o - 1) + 1, s))
-        return tuple(index)
+        """The slice of one kernel offset over an (N, C, *padded) array."""
+        return (slice(None), slice(None), *self.spatial(offset))
 
-    def start(self, offset: tuple[int, ...]) -> int:
-        """The flat case: where one kernel offset's run begins in a flattened image."""
-        return sum(k * dl * st for k, dl, st in zip(offset, self.dilation, self.steps))
+    def interior(self) -> tuple[slice, ...]:
+        """Where the input sits inside the padded spatial axes."""
+        return tuple(slice(lo, lo + n) for (lo, _), n in zip(self.pads, self.size))
 
-    # -- im2col / col2im, channels first ------------------------------------------------------
+    def pad(self, xp: Any, x: Any, value: float = 0.0, first: int = 2) -> Any:
+        """Pad the spatial axes (``first`` onwards: 2 for (N, C, *S), 1 for (C, *S, N)) to
+        ``padded`` with ``value``: a new array."""
+        if self.padded == self.size:
+            return x
+        d = len(self.size)
+        shape = (*x.shape[:first], *self.padded, *x.shape[first + d:])
+        out = xp.full(shape, value, dtype=x.dtype)
+        out[(slice(None),) * first + self.interior()] = x  # cheaper than xp.pad
+        return out
+
+    def crop(self, x: Any) -> Any:
+        """Undo ``pad`` on an (N, C, *padded) array (a view)."""
+        if self.padded == self.size:
+            return x
+        return x[(slice(None), slice(None), *self.interior())]
+
+    # -- the (C, *spatial, N) order of the GEMM helpers -----------------------------------------
+    @staticmethod
+    def batch_last(xp: Any, x: Any) -> Any:
+        """(N, C, *S) -> (C, *S, N): a view (a copy only if the caller makes it contiguous)."""
+        return xp.transpose(x, (*range(1, x.ndim), 0))
+
+    @staticmethod
+    def batch_first(xp: Any, x: Any) -> Any:
+        """(C, *S, N) -> (N, C, *S): a view."""
+        return xp.transpose(x, (x.ndim - 1, *range(x.ndim - 1)))
+
     def im2col(self, xp: Any, x: Any, groups: int) -> Any:
-        """``x`` (N, C, *size) -> ``cols`` (groups, C/groups · taps, N · prod(out)).
+        """``x`` (N, C, *size) -> ``cols`` (groups, C/groups · taps, prod(out) · N).
 
         Row (c, k_1..k_d) of cols holds channel c of every image shifted by the kernel offset:
         a strided *view* of the padded input (no copy), materialised by one reshape.
         """
         n, c = x.shape[0], x.shape[1]
-        xpad = self.pad(xp, xp.swapaxes(x, 0, 1))  # (C, N, *padded)
-        image = numel(self.padded)
-        shape = (c, *self.kernel, n, *self.out)
+        xpad = self.pad(xp, self.batch_last(xp, x), first=1)  # (C, *padded, N)
+        image = numel(self.padded) * n
+        shape = (c, *self.kernel, *self.out, n)
         steps = (
-            n * image,
-            *[dl * st for dl, st in zip(self.dilation, self.steps)],
             image,
-            *[s * st for s, st in zip(self.stride, self.steps)],
+            *[dl * st * n for dl, st in zip(self.dilation, self.steps)],
+            *[s * st * n for s, st in zip(self.stride, self.steps)],
+            1,
         )
         windows = _as_strided(xp, xpad, shape, steps)
-        return windows.reshape((groups, c // groups * self.taps, n * numel(self.out)))
+        return windows.reshape((groups, c // groups * self.taps, numel(self.out) * n))
 
     def col2im(self, xp: Any, cols: Any, channels: int, batch: int) -> Any:
-        """The adjoint of ``im2col``, with cols on the ``grid``: (groups, C/groups · taps,
-        N · prod(grid)) -> (N, C, *size), each row added back at its kernel offset."""
-        cols = cols.reshape((channels, self.taps, batch, *self.grid))
-        if self.flat:
-            run = numel(self.grid)
-            out = xp.zeros((channels, batch, numel(self.buffer)), dtype=cols.dtype)
-            for t, offset in enumerate(self.offsets):
-                s = self.start(offset)
-                out[:, :, s : s + run] += cols[:, t].reshape((channels, batch, run))
-            out = out.reshape((channels, batch, *self.buffer))
-        else:
-            out = xp.zeros((channels, batch, *self.padded), dtype=cols.dtype)
-            for t, offset in enumerate(self.offsets):
-                out[self.region(offset)] += cols[:, t]
-        return xp.swapaxes(self.crop(out), 0, 1)
+        """The adjoint of ``im2col``: (groups, C/groups · taps, prod(out) · N) ->
+        (N, C, *size), each row added back at its kernel offset (taps strided adds)."""
+        cols = cols.reshape((channels, self.taps, *self.out, batch))
+        out = xp.zeros((channels, *self.padded, batch), dtype=cols.dtype)
+        for t, offset in enumerate(self.offsets):
+            out[(slice(None), *self.spatial(offset), slice(None))] += cols[:, t]
+        return self.crop(self.batch_first(xp, out))
 
-    # -- output-shaped arrays as GEMM operands --------------------------------------------------
-    def to_matrix(self, xp: Any, y: Any, groups: int, grid: bool = False) -> Any:
-        """An output-shaped (N, C, *out) array as a GEMM operand (groups, C/groups, N·P):
-        channels first; with ``grid``, extended by zeros to col2im's grid."""
-        n, c = y.shape[0], y.shape[1]
-        y = xp.swapaxes(y, 0, 1)
-        shape = self.grid if grid else self.out
-        if shape != self.out:
-            full = xp.zeros((c, n, *shape), dtype=y.dtype)
-            full[(slice(None), slice(None), *[slice(0, o) for o in self.out])] = y
-            y = full
-        return y.reshape((groups, c // groups, n * numel(shape)))
+    def to_matrix(self, xp: Any, y: Any, groups: int) -> Any:
+        """An output-shaped (N, C, *out) array as a GEMM operand (groups, C/groups,
+        prod(out) · N): free when y is already (C, *out, N) in memory, as conv outputs are."""
+        c = y.shape[1]
+        return self.batch_last(xp, y).reshape((groups, c // groups, -1))
 
     def from_matrix(self, xp: Any, y: Any, channels: int, batch: int) -> Any:
-        """A GEMM result (groups, C/groups, N·prod(out)) as the (N, C, *out) output: a view,
-        channels-first in memory (NumPy's elementwise ops keep that order downstream)."""
-        return xp.swapaxes(y.reshape((channels, batch, *self.out)), 0, 1)
+        """A GEMM result (groups, C/groups, prod(out) · N) as the (N, C, *out) output: a
+        view, (C, *out, N) in memory -- and NumPy's elementwise ops keep that order, so the
+        next layer (and the gradient coming back) arrive in it too."""
+        return self.batch_first(xp, y.reshape((channels, *self.out, batch)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,22 +380,22 @@ class Conv(_ConvBase):
             )
         win = self.win = Windows(self.label, x.shape[2:], w.shape[2:], self.stride,
                                  self.padding, self.dilation)
-        self.cols = win.im2col(xp, x, g)  # (G, C/G·taps, N·prod(out))
+        self.cols = win.im2col(xp, x, g)  # (G, C/G·taps, prod(out)·N)
         self.wmat = w.reshape((g, cout // g, -1))  # (G, Cout/G, C/G·taps)
         self.n, self.c, self.cout, self.wshape = n, c, cout, tuple(w.shape)
         return win.from_matrix(xp, xp.matmul(self.wmat, self.cols), cout, n)
 
     def backward(self, xp, g):
-        win, groups = self.win, self.groups
+        win = self.win
+        g2 = win.to_matrix(xp, g, self.groups)  # (G, Cout/G, prod(out)·N)
         gx = gw = None
         if self.needs[1]:
             # (cols @ g^T)^T rather than g @ cols^T: the same product, but BLAS runs the long
-            # N·prod(out) contraction faster with the small (Cout) operand last
-            g2 = win.to_matrix(xp, g, groups)
+            # prod(out)·N contraction faster with the small (Cout) operand last
             gw = xp.swapaxes(xp.matmul(self.cols, xp.swapaxes(g2, 1, 2)), 1, 2)
             gw = gw.reshape(self.wshape)
         if self.needs[0]:
-            dcols = xp.matmul(xp.swapaxes(self.wmat, 1, 2), win.to_matrix(xp, g, groups, True))
+            dcols = xp.matmul(xp.swapaxes(self.wmat, 1, 2), g2)
             gx = win.col2im(xp, dcols, self.c, self.n)
         return gx, gw
 
@@ -469,17 +472,17 @@ class ConvTranspose(_ConvBase):
         self.x = x
         self.wmat = w.reshape((g, cin // g, -1))  # (G, Cin/G, Cout/G·taps)
         self.n, self.cout, self.cin, self.wshape = n, cout, cin, tuple(w.shape)
-        dcols = xp.matmul(xp.swapaxes(self.wmat, 1, 2), win.to_matrix(xp, x, g, True))
+        dcols = xp.matmul(xp.swapaxes(self.wmat, 1, 2), win.to_matrix(xp, x, g))
         return win.col2im(xp, dcols, cout, n)
 
     def backward(self, xp, g):
         win = self.win
-        cols = win.im2col(xp, g, self.groups)  # (G, Cout/G·taps, N·prod(in))
+        cols = win.im2col(xp, g, self.groups)  # (G, Cout/G·taps, prod(in)·N)
         gx = gw = None
         if self.needs[0]:
             gx = win.from_matrix(xp, xp.matmul(self.wmat, cols), self.cin, self.n)
         if self.needs[1]:
-            x2 = win.to_matrix(xp, self.x, self.groups)  # (G, Cin/G, N·prod(in))
+            x2 = win.to_matrix(xp, self.x, self.groups)  # (G, Cin/G, prod(in)·N)
             gw = xp.swapaxes(xp.matmul(cols, xp.swapaxes(x2, 1, 2)), 1, 2)
             gw = gw.reshape(self.wshape)
         return gx, gw
@@ -524,13 +527,13 @@ class Unfold(Op):
             )
         n, c = x.shape[0], x.shape[1]
         win = self.win = Windows(self.label, x.shape[2:], self.kernel, self.stride,
-                                 self.padding, self.dilation, flat=False)
+                                 self.padding, self.dilation)
         self.n, self.c = n, c
-        cols = win.im2col(xp, x, 1).reshape((c * win.taps, n, -1))
-        return xp.swapaxes(cols, 0, 1)
+        cols = win.im2col(xp, x, 1).reshape((c * win.taps, -1, n))  # (C·taps, L, N)
+        return xp.transpose(cols, (2, 0, 1))
 
     def backward(self, xp, g):
-        cols = xp.swapaxes(g, 0, 1).reshape((1, self.c * self.win.taps, -1))
+        cols = xp.transpose(g, (1, 2, 0)).reshape((1, self.c * self.win.taps, -1))
         return (self.win.col2im(xp, cols, self.c, self.n),)
 
     def forward_flops(self, out, x):
@@ -575,38 +578,25 @@ class _Pool(Op):
             )
         _floating(self, "input", x)
         self.win = Windows(self.label, x.shape[-self.d:], self.kernel, self.stride,
-                           tuple((p, p) for p in self.padding), self.dilation, flat=False)
+                           tuple((p, p) for p in self.padding), self.dilation)
         # windows that do not overlap write disjoint slices in backward: assign, not add
         self.disjoint = all(
             dl * (k - 1) + 1 <= s for k, s, dl in zip(self.kernel, self.stride, self.dilation))
         return self.win
 
     def scatter(self, xp: Any, part: Any, dtype: Any) -> Any:
-        """dx: ``part(t, channels)`` (output-shaped) added back onto the input through kernel
-        offset t's slice, for every offset t.
-
-        NumPy writes each slice with a stride, so every offset touches every cache line of dx
-        again; done for a block of channels at a time, the block stays in cache while all the
-        offsets write into it.  (MLX builds one lazy graph either way: one block.)
-        """
+        """dx: ``part(t)`` (output-shaped) added back onto the input through kernel offset t's
+        slice, for every offset t (assigned when the windows do not overlap)."""
         win, x = self.win, self.x
         if win.padded == win.size and x.dtype == dtype:
             dx = xp.zeros_like(x)  # NumPy keeps x's memory order: the gradient matches x
         else:
             dx = xp.zeros((*x.shape[:2], *win.padded), dtype=dtype)
-        channels = x.shape[1]
-        block = channels
-        if backend_for(xp).name == "numpy":
-            block = max(1, _CACHE_BLOCK // (x.shape[0] * numel(win.padded)))
-        for first in range(0, channels, block):
-            cs = slice(first, first + block)
-            for t, offset in enumerate(win.offsets):
-                index = win.region(offset)
-                index = (index[0], cs, *index[2:])
-                if self.disjoint:
-                    dx[index] = part(t, cs)
-                else:
-                    dx[index] += part(t, cs)
+        for t, offset in enumerate(win.offsets):
+            if self.disjoint:
+                dx[win.region(offset)] = part(t)
+            else:
+                dx[win.region(offset)] += part(t)
         return win.crop(dx)
 
     def forward_flops(self, out, x):
@@ -614,10 +604,6 @@ class _Pool(Op):
 
     def backward_flops(self, out, x):
         return out.size * self.win.taps
-
-
-#: elements of dx written per block in pooling's backward (1 MiB of float32: fits in L2)
-_CACHE_BLOCK = 2**18
 
 
 def _batched(x: Any, d: int) -> Any:
@@ -655,10 +641,11 @@ class MaxPool(_Pool):
         return best.reshape(best.shape[1:]) if x.ndim == self.d + 1 else best
 
     def backward(self, xp, g):
-        g, argmax = _batched(g, self.d), self.argmax
+        argmax = self.argmax
+        g = _same_order(xp, _batched(g, self.d), argmax)
 
-        def part(t, channels):
-            return (argmax[:, channels] == t) * g[:, channels]
+        def part(t):
+            return (argmax == t) * g
 
         return (self.scatter(xp, part, g.dtype).reshape(self.shape),)
 
@@ -686,8 +673,7 @@ class AvgPool(_Pool):
 
     def backward(self, xp, g):
         g = _batched(g, self.d) * (1.0 / self.win.taps)
-        return (self.scatter(xp, lambda t, channels: g[:, channels], g.dtype)
-                .reshape(self.shape),)
+        return (self.scatter(xp, lambda t: g, g.dtype).reshape(self.shape),)
 
 
 # --------------------------------------------------------------------------------------------
