@@ -1,0 +1,200 @@
+"""The graph model: a tensor's DAG turned into plain data, once, for every renderer to read.
+
+``trace(y)`` walks ``y._prev`` down to the leaves and records, per node, what a class needs to
+see: the op, shape, logical dtype, device, forward and backward FLOPs, activation bytes, and the
+node's role (input, parameter, buffer, constant, intermediate, output).  ``trace(model, x)`` also
+runs the model and names parameters by their module path and each op by the layer it ran in.
+
+Ids are positions in a deterministic walk (``n0`` is a leaf, the output comes last), never
+``id()`` or memory addresses, so the same seeded run always gives the same picture.
+``Graph.order`` is the backward walk's own order (``lucid.autograd.engine.topological_order``),
+so a stepper replays exactly what ``backward()`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lucid.autograd.engine import topological_order
+from lucid.autograd.mode import record_ops
+from lucid.tensor import Tensor
+
+__all__ = ["Node", "Edge", "Graph", "trace"]
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    op: str  # the op's class name ("MatMul"); for leaves, the role ("input", "parameter" ...)
+    shape: tuple[int, ...]
+    dtype: str  # logical dtype name ("Float32")
+    device: str
+    role: str  # input | parameter | buffer | constant | intermediate | output
+    requires_grad: bool
+    flops: int | None  # forward FLOPs (None when not counted: trace under count_flops)
+    flops_bwd: int | None
+    bytes: int  # size of the node's value
+    name: str | None = None  # parameter/buffer path ("fc1.weight")
+    module: str | None = None  # the leaf module whose forward produced this node ("fc1")
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.role in ("input", "parameter", "buffer", "constant")
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str  # the input
+    dst: str  # the node computed from it
+    index: int  # which input of dst (an op may use one tensor twice: x * x)
+
+
+@dataclass
+class Graph:
+    nodes: list[Node]
+    edges: list[Edge]
+    order: list[str]  # backward order: the output first, each node before its inputs
+    output: str
+    _tensors: dict[str, Tensor] = field(default_factory=dict, repr=False, compare=False)
+
+    def node(self, node_id: str) -> Node:
+        return self._by_id[node_id]
+
+    def tensor(self, node_id: str) -> Tensor:
+        """The live tensor behind a node (for steppers that show gradient values)."""
+        return self._tensors[node_id]
+
+    @property
+    def _by_id(self) -> dict[str, Node]:
+        cache = self.__dict__.get("_index")
+        if cache is None:
+            cache = self.__dict__["_index"] = {n.id: n for n in self.nodes}
+        return cache
+
+    def inputs_of(self, node_id: str) -> list[str]:
+        return [e.src for e in sorted((e for e in self.edges if e.dst == node_id),
+                                      key=lambda e: e.index)]
+
+    @property
+    def total_flops(self) -> int:
+        return sum(n.flops or 0 for n in self.nodes)
+
+    @property
+    def total_flops_bwd(self) -> int:
+        return sum(n.flops_bwd or 0 for n in self.nodes)
+
+
+def _walk(root: Tensor) -> list[Tensor]:
+    """Every node below ``root`` once, each after its inputs (iterative post-order DFS)."""
+    order: list[Tensor] = []
+    seen: set[int] = set()
+    stack: list[tuple[Tensor, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for parent in reversed(node._prev):  # reversed: inputs are visited left to right
+            if id(parent) not in seen:
+                stack.append((parent, False))
+    return order
+
+
+def _nbytes(t: Tensor) -> int:
+    data = t.data
+    nbytes = getattr(data, "nbytes", None)
+    return int(nbytes) if nbytes is not None else t.size * t.dtype.cpu.itemsize
+
+
+def trace(target: Any, *inputs: Any) -> Graph:
+    """The graph below a tensor, or the graph of ``model(*inputs)``.
+
+    ``trace(y)`` reads the graph ``y`` already has (record it with ``requires_grad`` inputs or
+    inside ``lucid.count_flops()``; FLOPs appear when it was counted).  ``trace(model, x)`` runs
+    the model once with FLOPs counting on and names parameters, buffers and layers.
+    """
+    if isinstance(target, Tensor):
+        if inputs:
+            raise TypeError("trace(tensor) takes no inputs; use trace(model, *inputs)")
+        return _build(target, names={}, modules={})
+    model = target
+    if not callable(model):
+        raise TypeError(f"trace: expected a Tensor or a model, got {type(target).__name__}")
+    names: dict[int, tuple[str, str]] = {}
+    for name, p in getattr(model, "named_parameters", lambda: [])():
+        names[id(p)] = ("parameter", name)
+    for name, b in getattr(model, "named_buffers", lambda: [])():
+        names[id(b)] = ("buffer", name)
+    modules: dict[int, str] = {}
+    handles = []
+    spans: list[tuple[str, int, int]] = []
+    leaves = [(n, m) for n, m in model.named_modules() if not list(m.children())] if hasattr(
+        model, "named_modules") else []
+    starts: dict[int, list[int]] = {}
+    for path, module in leaves:
+        def pre(m, args):
+            starts.setdefault(id(m), []).append(len(tape))
+
+        def post(m, args, out, _path=path):
+            spans.append((_path, starts[id(m)].pop(), len(tape)))
+
+        handles.append(module.register_forward_pre_hook(pre))
+        handles.append(module.register_forward_hook(post))
+    try:
+        with record_ops() as tape:
+            out = model(*inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    for path, start, stop in spans:
+        for t in tape[start:stop]:
+            modules.setdefault(id(t), path)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"trace: the model returned {type(out).__name__}, not a Tensor")
+    return _build(out, names=names, modules=modules)
+
+
+def _build(root: Tensor, names: dict[int, tuple[str, str]], modules: dict[int, str]) -> Graph:
+    tensors = _walk(root)
+    ids = {id(t): f"n{i}" for i, t in enumerate(tensors)}
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    by_id: dict[str, Tensor] = {}
+    for t in tensors:
+        nid = ids[id(t)]
+        by_id[nid] = t
+        op = t._op
+        known = names.get(id(t))
+        if t is root and op is not None:
+            role = "output"
+        elif op is not None:
+            role = "intermediate"
+        elif known is not None:
+            role = known[0]
+        elif t._free and not t.requires_grad:
+            role = "constant"
+        else:
+            role = "input"
+        nodes.append(Node(
+            id=nid,
+            op=type(op).__name__ if op is not None else role,
+            shape=t.shape,
+            dtype=t.dtype.name,
+            device=t.device,
+            role=role,
+            requires_grad=t.requires_grad,
+            flops=getattr(op, "flops", None) if op is not None else None,
+            flops_bwd=getattr(op, "flops_bwd", None) if op is not None else None,
+            bytes=_nbytes(t),
+            name=known[1] if known else None,
+            module=modules.get(id(t)),
+        ))
+        for k, parent in enumerate(t._prev):
+            edges.append(Edge(ids[id(parent)], nid, k))
+    order = [ids[id(t)] for t in topological_order(root)] if root.requires_grad else []
+    return Graph(nodes, edges, order, ids[id(root)], by_id)
