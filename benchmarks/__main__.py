@@ -8,7 +8,7 @@ import platform
 
 import numpy as np
 
-from benchmarks import b1_overhead, b4_scaling
+from benchmarks import b1_overhead, b3_cnn, b4_scaling, b_gpu
 from benchmarks.common import optional, print_table
 
 
@@ -17,16 +17,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = parser.parse_args()
     torch = optional("torch")
+    mlx = optional("mlx.core")
     # Move everything the imports created (PyTorch alone makes hundreds of thousands of
     # objects) out of the garbage collector's view, so full collections during a benchmark
     # scan only what the benchmark builds, for every system alike.
     gc.freeze()
     print(f"python {platform.python_version()}, numpy {np.__version__}, "
-          f"torch {torch.__version__ if torch else 'not installed (columns show -)'}")
+          f"torch {torch.__version__ if torch else 'not installed (columns show -)'}, "
+          f"mlx {f'{mlx.__version__} on {mlx.default_device()}' if mlx else 'not installed'}")
     rows = []
-    for bench in (b1_overhead, b4_scaling):
+    for bench in (b1_overhead, b3_cnn, b4_scaling, b_gpu):
         rows += bench.run(quick=args.quick)
-    print_table(rows, ["lucid", "torch"])
+    print_table(rows, ["lucid", "lucid-gpu", "mlx", "torch"],
+                ratios=[("lucid", "torch"), ("lucid-gpu", "mlx")])
 
 
 if __name__ == "__main__":

@@ -122,8 +122,9 @@ def run_backward(
                 pdata = parent.data
                 if pg.shape != pdata.shape:
                     pg = _fit_shape(op, pg, parent)
-                if pg.dtype is not pdata.dtype and pg.dtype != pdata.dtype:
-                    pg = pg.astype(pdata.dtype)
+                gd, pd = pg.dtype, pdata.dtype  # read once: MLX makes a new object per read
+                if gd is not pd and gd != pd:
+                    pg = pg.astype(pd)
                 if parent._g is None:
                     parent._g = pg
                 else:

@@ -18,6 +18,8 @@ class Backend:
     array_type: type
     #: whether matmul accepts integer operands (MLX multiplies floats only)
     int_matmul: bool = True
+    #: this backend's floating-point dtypes (a set test is cheaper than building a Numeric)
+    float_dtypes: frozenset = frozenset()
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         raise NotImplementedError

@@ -35,6 +35,7 @@ class MLXBackend(Backend):
     device = "gpu"
     xp = mx
     array_type = mx.array
+    float_dtypes = frozenset((mx.float16, mx.float32, mx.float64))
     int_matmul = False
 
     def __init__(self) -> None:

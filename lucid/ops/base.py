@@ -126,6 +126,13 @@ def _promote(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
             t = Tensor._wrap(BACKENDS[ref.device].asarray(value), ref.device)
             t._free = True
             out.append(t)
+        elif (ref is not None and ref.device != "cpu"
+              and isinstance(a, BACKENDS[ref.device].array_type)):
+            # a raw MLX array meeting a gpu tensor (``w -= lr * w.grad``): wrap it as is, not
+            # through NumPy and back (which copies twice and forces MLX to evaluate mid-step)
+            t = Tensor._wrap(a, ref.device)
+            t._free = True
+            out.append(t)
         else:
             try:
                 t = Tensor(a)
@@ -194,7 +201,7 @@ def apply(op: Op, *args: Any) -> Tensor:
 
     if device != "cpu" and op.numpy_dtypes:
         for a in args:
-            if a.dtype.base_dtype is not float:  # ints/bools: MLX and NumPy promote differently
+            if a.data.dtype not in backend.float_dtypes:  # ints/bools: MLX and NumPy differ
                 data, logical = _numpy_result_dtype(op, args, data, logical)
                 break
 
