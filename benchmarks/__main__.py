@@ -8,7 +8,7 @@ import platform
 
 import numpy as np
 
-from benchmarks import b1_overhead, b3_cnn, b4_scaling, b_gpu
+from benchmarks import b1_overhead, b2_mlp, b3_cnn, b4_scaling, b_gpu
 from benchmarks.common import optional, print_table
 
 
@@ -26,7 +26,7 @@ def main() -> None:
           f"torch {torch.__version__ if torch else 'not installed (columns show -)'}, "
           f"mlx {f'{mlx.__version__} on {mlx.default_device()}' if mlx else 'not installed'}")
     rows = []
-    for bench in (b1_overhead, b3_cnn, b4_scaling, b_gpu):
+    for bench in (b1_overhead, b2_mlp, b3_cnn, b4_scaling, b_gpu):
         rows += bench.run(quick=args.quick)
     print_table(rows, ["lucid", "lucid-gpu", "mlx", "torch"],
                 ratios=[("lucid", "torch"), ("lucid-gpu", "mlx")])

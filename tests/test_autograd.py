@@ -328,3 +328,10 @@ def test_gradcheck_requires_float64():
     x = lucid.Tensor(np.ones(3, np.float32), requires_grad=True)
     with pytest.raises(ValueError, match="need float64"):
         gradcheck(lucid.exp, x)
+
+
+def test_leaf_grads_are_writable_even_when_the_rule_returned_a_view():
+    x = lucid.Tensor(np.ones((2, 3)), requires_grad=True)
+    x.sum().backward()  # Sum's rule broadcasts g: a read-only view
+    x.grad *= 2  # gradient clipping and optimizers update .grad in place
+    np.testing.assert_allclose(x.grad, np.full((2, 3), 2.0))

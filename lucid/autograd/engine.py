@@ -93,10 +93,11 @@ def run_backward(
                 if node in capture:
                     capture[node] = g
             elif op is None or keep_grad or node.keep_grad:
-                # Leaves keep their gradient; copy so no two tensors share one array
-                # (an in-place update of one .grad must never change another's).
+                # Leaves keep their gradient in memory of their own: an in-place update of one
+                # .grad (clipping, an optimizer) must never change another tensor's.  Gradients
+                # passed straight through to a leaf were copied below; views are copied here.
                 if node.grad is None:
-                    node.grad = BACKENDS[node.device].copy(g) if op is None else g
+                    node.grad = BACKENDS[node.device].own(g) if op is None else g
                 else:
                     node.grad = node.grad + g
             if op is None:
@@ -119,6 +120,8 @@ def run_backward(
             for parent, pg in zip(prev, grads):
                 if pg is None or not parent.requires_grad:
                     continue
+                if pg is g and parent._op is None:  # passed through (add): not the leaf's own
+                    pg = backend.copy(pg)
                 pdata = parent.data
                 if pg.shape != pdata.shape:
                     pg = _fit_shape(op, pg, parent)

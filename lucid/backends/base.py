@@ -34,6 +34,10 @@ class Backend:
     def copy(self, array: Any) -> Any:
         raise NotImplementedError
 
+    def own(self, array: Any) -> Any:
+        """``array`` if it owns writable memory no other tensor can see, else a copy."""
+        return self.copy(array)
+
     def evaluate(self, *arrays: Any) -> None:
         """Compute lazy arrays now (MLX); eager backends have nothing to do."""
 

@@ -28,3 +28,7 @@ class NumpyBackend(Backend):
 
     def copy(self, array: np.ndarray) -> np.ndarray:
         return array.copy()
+
+    def own(self, array: np.ndarray) -> np.ndarray:
+        flags = array.flags
+        return array if flags.owndata and flags.writeable else array.copy()
