@@ -1,7 +1,54 @@
 """lucid_viz: the notebook layer of Lucid (DAG rendering, backward stepper, %lucid_flops).
 
 It reads Lucid's graph (``Tensor._op`` / ``Tensor._prev``) and never changes it; importing
-``lucid`` never imports this package.  The renderers arrive with issue 5.
+``lucid`` never imports this package.  Data first, pictures second: :func:`trace` turns a graph
+into plain data (:mod:`lucid_viz.graph`), and every renderer reads that.
+
+* ``trace(y)`` / ``trace(model, x)`` -- the graph model;
+* ``draw(y)`` / ``draw(model, x, depth=1)`` -- the DAG as SVG (:mod:`lucid_viz.render`; the
+  Graphviz executable is found by :mod:`lucid_viz.graphviz_bin`);
+* ``step_backward(loss)`` -- the backward pass, one node per step (:mod:`lucid_viz.stepper`);
+* ``%load_ext lucid_viz`` -- ``%lucid_flops`` / ``%%lucid_flops`` (:mod:`lucid_viz.magic`);
+* ``plot_flops_per_layer``, ``plot_grad_norms`` + ``grad_norms``, ``plot_loss`` -- matplotlib
+  figures (:mod:`lucid_viz.plots`; matplotlib is imported on first use, not here).
 """
 
-__all__: list[str] = []
+from lucid_viz.graph import Edge, Graph, Node, trace
+from lucid_viz.graphviz_bin import GraphvizError, GraphvizNotFound, find_dot
+from lucid_viz.render import Drawing, ModuleInfo, draw, to_dot, trace_with_modules
+
+_PLOTS = ("grad_norms", "plot_flops_per_layer", "plot_grad_norms", "plot_loss")
+
+__all__ = [
+    "Drawing",
+    "Edge",
+    "Graph",
+    "GraphvizError",
+    "GraphvizNotFound",
+    "ModuleInfo",
+    "Node",
+    "draw",
+    "find_dot",
+    "load_ipython_extension",
+    "step_backward",
+    "to_dot",
+    "trace",
+    "trace_with_modules",
+    *_PLOTS,
+]
+
+
+def __getattr__(name: str):
+    # The plots need matplotlib; load it when a plot is asked for, so that `import lucid_viz`
+    # (and `%load_ext lucid_viz`) stays light and works without it.
+    if name in _PLOTS:
+        from lucid_viz import plots
+
+        return getattr(plots, name)
+    raise AttributeError(f"module 'lucid_viz' has no attribute {name!r}")
+
+
+# The backward stepper and the %lucid_flops magic (`%load_ext lucid_viz`); last, because they
+# read the renderer above.
+from lucid_viz.stepper import step_backward
+from lucid_viz.magic import load_ipython_extension

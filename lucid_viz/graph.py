@@ -18,6 +18,7 @@ from typing import Any
 
 from lucid.autograd.engine import topological_order
 from lucid.autograd.mode import record_ops
+from lucid.nn.parameter import Buffer, Parameter
 from lucid.tensor import Tensor
 
 __all__ = ["Node", "Edge", "Graph", "trace"]
@@ -176,6 +177,10 @@ def _build(root: Tensor, names: dict[int, tuple[str, str]], modules: dict[int, s
             role = "intermediate"
         elif known is not None:
             role = known[0]
+        elif isinstance(t, Parameter):  # unnamed: trace(tensor) has no model to name it by
+            role = "parameter"
+        elif isinstance(t, Buffer):
+            role = "buffer"
         elif t._free and not t.requires_grad:
             role = "constant"
         else:

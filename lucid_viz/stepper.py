@@ -1,0 +1,488 @@
+"""The backward stepper: the backward pass replayed one node at a time, as data, then as pictures.
+
+``step_backward(loss)`` runs Lucid's real backward walk once (the engine's own
+``run_backward``), watching it: a hook on every node records the gradient that arrives there
+(dL/d node, complete when the walk reaches the node), and each op's ``backward`` is observed
+for the gradients it sends to its inputs.  Nothing is recomputed here, and nothing lands in
+any ``.grad``: the replay is a look, not a training step.
+
+Frame ``k`` is the ``k``-th node of the walk's order (``Graph.order``, which is
+``lucid.autograd.engine.topological_order``): the node being processed, its op's local
+derivative rule (the first paragraph of the op class's docstring, where each op states it),
+the gradient arriving, the gradients leaving along each input edge, and the backward FLOPs
+spent so far.  Frames are plain data (:class:`Frame`); the pictures -- an SVG per frame with
+the node and its edges highlighted, an ipywidgets player, a self-contained HTML animation --
+are drawn from them on demand and cached.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lucid.autograd.engine import run_backward
+from lucid.backends import BACKENDS, get_backend
+from lucid.shapes import broadcasts_to, sum_to
+from lucid.tensor import Tensor
+from lucid_viz import graphviz_bin, render
+from lucid_viz.graph import Graph, trace
+
+__all__ = ["GradView", "OutGrad", "Frame", "Stepper", "step_backward", "local_rule"]
+
+#: tensors with at most this many elements show every value; larger ones a summary
+FULL_VALUES = 16
+
+UNIT = "MACs"  # the seed's convention: MACs for matmul/conv, one per element for elementwise
+DONE = "#2ca02c"  # border of a node whose gradient is complete and already passed on
+PASSED = "#f0a0a0"  # an edge that has already carried its gradient
+
+
+@dataclass(frozen=True)
+class GradView:
+    """A gradient as a class reads it: every value when small, shape + L2 norm + range when not."""
+
+    shape: tuple[int, ...]
+    norm: float
+    min: float
+    max: float
+    values: Any = None  # nested lists of floats (a float for a scalar); None when summarised
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> GradView:
+        a = np.asarray(array)
+        if np.iscomplexobj(a):
+            a = a.real
+        a = a.astype(np.float64, copy=False)
+        if a.size == 0:
+            return cls(tuple(a.shape), 0.0, 0.0, 0.0, [])
+        return cls(
+            shape=tuple(int(s) for s in a.shape),
+            norm=float(np.sqrt(np.sum(a * a))),
+            min=float(a.min()),
+            max=float(a.max()),
+            values=a.tolist() if a.size <= FULL_VALUES else None,
+        )
+
+    def text(self) -> str:
+        if self.values is not None:
+            return f"{_fmt_values(self.values)}  shape {self.shape}"
+        return (f"shape {self.shape}  |g| = {self.norm:.4g}  "
+                f"min {self.min:.4g}  max {self.max:.4g}")
+
+
+def _fmt_values(values: Any) -> str:
+    """Nested lists of floats as ``[[0.25, -1.5], [3, 0]]``, four significant digits each."""
+    if isinstance(values, list):
+        return "[" + ", ".join(_fmt_values(v) for v in values) + "]"
+    return f"{values:.4g}"
+
+
+@dataclass(frozen=True)
+class OutGrad:
+    """The gradient one node sends to one input (``index`` counts the op's inputs from 0)."""
+
+    src: str  # the input's node id
+    index: int
+    grad: GradView | None  # None: the input needs no gradient (a constant) or the rule gave none
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One step of the backward walk, as plain data."""
+
+    step: int  # 0-based position in the walk
+    node: str  # the node being processed
+    op: str  # its op's class name, or its role for a leaf ("parameter", "input")
+    label: str  # "n3 Tanh (3, 5) Float32", "n1 parameter fc1.weight (4, 3) Float32"
+    rule: str  # the local derivative rule, from the op's docstring
+    grad_in: GradView | None  # dL/d(node); None when no gradient reached it
+    grads_out: tuple[OutGrad, ...]  # one per input of the op (empty for a leaf)
+    edges: tuple[tuple[str, str], ...]  # (input, node): the edges that carry gradients back
+    flops_bwd: int | None  # this op's backward FLOPs (None: the graph was not counted)
+    flops_bwd_total: int | None  # running sum over frames 0..step
+
+    def text(self, names: dict[str, str] | None = None) -> str:
+        """The frame as a few lines of text (the panel beside the picture, and the fallback)."""
+        names = names or {}
+        lines = [f"step {self.step + 1}: {self.label}", f"  rule: {self.rule}"]
+        arriving = "no gradient reached this node" if self.grad_in is None else \
+            self.grad_in.text()
+        lines.append(f"  dL/d{self.node} arriving: {arriving}")
+        for out in self.grads_out:
+            who = names.get(out.src, out.src)
+            sent = "nothing (needs no gradient)" if out.grad is None else out.grad.text()
+            lines.append(f"  -> {who} (input {out.index}): {sent}")
+        lines.append(f"  backward FLOPs: this node {_count(self.flops_bwd)}, "
+                     f"running total {_count(self.flops_bwd_total)}")
+        return "\n".join(lines)
+
+
+def _count(n: int | None) -> str:
+    return "—" if n is None else f"{n:,} {UNIT}"
+
+
+def local_rule(op: Any) -> str:
+    """The op's local derivative rule: the first paragraph of its class docstring, one line."""
+    doc = inspect.getdoc(type(op)) or ""
+    first = doc.split("\n\n")[0]
+    text = " ".join(first.split()).rstrip(":")
+    return text or f"{type(op).__name__}: no rule documented"
+
+
+_LEAF_RULES = {
+    "parameter": "a leaf: dL/dθ is complete here; backward() adds it to .grad",
+    "input": "a leaf: dL/dx is complete here; backward() adds it to .grad",
+    "buffer": "a leaf (buffer): no gradient flows into buffers",
+    "constant": "a leaf (constant): no gradient flows into constants",
+}
+
+
+def step_backward(loss: Tensor | Graph, *, depth: int | None = None,
+                  retain_graph: bool = True) -> Stepper:
+    """Replay ``loss``'s backward pass one node at a time; returns a :class:`Stepper`.
+
+    ``loss`` is a tensor (any shape; the seed is ones, as in ``loss.backward()``) or a
+    :class:`~lucid_viz.graph.Graph` from ``trace(...)`` (which also names parameters and layers).
+    Build it inside ``lucid.count_flops()`` to see the running backward FLOPs ("—" otherwise).
+    The walk is Lucid's real one; no ``.grad`` is touched.  ``retain_graph=False`` releases
+    the graph afterwards, as a plain ``backward()`` would.  ``depth`` is passed to the renderer
+    (module clusters).
+    """
+    if depth is not None and (not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"step_backward: depth must be None (every op) or an int >= 1, got "
+                         f"{depth!r}")
+    if isinstance(loss, Graph):
+        graph = loss
+        root = graph.tensor(graph.output)
+    elif isinstance(loss, Tensor):
+        root = loss
+        graph = trace(loss)
+    else:
+        raise TypeError(f"step_backward: expected a Tensor or a Graph, got {type(loss).__name__}")
+    if not root.requires_grad or not graph.order:
+        raise RuntimeError(
+            f"step_backward: the tensor (shape {root.shape}) does not require grad, so there is "
+            "no backward pass to step through. Create the inputs with requires_grad=True and run "
+            "the forward pass outside lucid.no_grad()."
+        )
+    arriving, sent = _replay(root, graph, retain_graph)
+    return Stepper(graph, _frames(graph, arriving, sent), depth=depth)
+
+
+def _numpy(array: Any, device: str) -> np.ndarray:
+    if isinstance(array, np.ndarray):  # fallback ops compute their backward with NumPy
+        return array.copy()
+    return np.array(BACKENDS[device].to_numpy(array), copy=True)
+
+
+def _replay(root: Tensor, graph: Graph, retain_graph: bool) -> tuple[dict, dict]:
+    """Run the engine's backward once and record what it computes at each node.
+
+    Returns ``arriving`` (node id -> dL/dnode as NumPy) and ``sent`` (node id -> the gradient
+    each input received from it, already summed to the input's shape as the engine does).
+    """
+    arriving: dict[str, np.ndarray] = {}
+    reached: list[str] = []
+    sent: dict[str, list[np.ndarray | None]] = {}
+    handles = []
+    watched = []
+    for nid in graph.order:
+        t = graph.tensor(nid)
+
+        def hook(g: Tensor, _nid: str = nid, _device: str = t.device) -> None:
+            reached.append(_nid)
+            arriving[_nid] = _numpy(g.data, _device)
+
+        handles.append(t.register_hook(hook))  # runs after any hooks the user registered
+        op = t._op
+        if op is not None:
+            # Shadow the op's backward on this instance for the walk: the engine calls
+            # ``op.backward(xp, g)``, and we keep what the rule returns before passing it on.
+            op.__dict__["backward"] = _watch(op, t, nid, sent)
+            watched.append(op)
+    backend = get_backend(root.device)
+    try:
+        # ``capture={}``: the engine's functional mode (autograd.grad) -- no .grad is written.
+        run_backward(root, backend.xp.ones_like(root.data), retain_graph=retain_graph,
+                     capture={})
+    finally:
+        for h in handles:
+            h.remove()
+        for op in watched:
+            op.__dict__.pop("backward", None)
+    expected = [nid for nid in graph.order if nid in arriving]
+    if reached != expected:  # the graph model and the engine disagree: a bug, say so
+        raise RuntimeError(f"step_backward: the engine visited {reached}, the graph says "
+                           f"{expected}")
+    return arriving, sent
+
+
+def _watch(op: Any, node: Tensor, nid: str, sent: dict) -> Any:
+    rule = type(op).backward
+
+    def backward(xp: Any, g: Any) -> tuple[Any, ...]:
+        grads = rule(op, xp, g)
+        out: list[np.ndarray | None] = []
+        for parent, pg in zip(node._prev, grads):
+            if pg is None or not parent.requires_grad:
+                out.append(None)
+                continue
+            a = _numpy(pg, parent.device)  # a gradient lives on its input's device
+            if a.shape != parent.shape and broadcasts_to(parent.shape, a.shape):
+                a = sum_to(np, a, parent.shape)  # what the engine does with a broadcast gradient
+            out.append(a)
+        sent[nid] = out
+        return grads
+
+    return backward
+
+
+def _frames(graph: Graph, arriving: dict, sent: dict) -> list[Frame]:
+    frames: list[Frame] = []
+    total: int | None = 0
+    for step, nid in enumerate(graph.order):
+        node = graph.node(nid)
+        t = graph.tensor(nid)
+        shape = f"{node.shape} {node.dtype}"
+        if t._op is None:
+            label = f"{nid} {node.role}" + (f" {node.name}" if node.name else "") + f" {shape}"
+            rule = _LEAF_RULES.get(node.role, "a leaf")
+            flops = 0
+            outs: tuple[OutGrad, ...] = ()
+        else:
+            label = f"{nid} {node.op} {shape}" + (f" in {node.module}" if node.module else "")
+            rule = local_rule(t._op)
+            flops = node.flops_bwd
+            grads = sent.get(nid)
+            inputs = graph.inputs_of(nid)
+            outs = tuple(
+                OutGrad(src, k, None if grads is None or grads[k] is None
+                        else GradView.of(grads[k]))
+                for k, src in enumerate(inputs)
+            )
+        if flops is None or total is None:
+            total = None
+        else:
+            total += flops
+        edges = tuple(dict.fromkeys((o.src, nid) for o in outs if o.grad is not None))
+        g = arriving.get(nid)
+        frames.append(Frame(
+            step=step, node=nid, op=node.op, label=label, rule=rule,
+            grad_in=None if g is None else GradView.of(g), grads_out=outs, edges=edges,
+            flops_bwd=flops if t._op is not None else None, flops_bwd_total=total,
+        ))
+    return frames
+
+
+class Stepper:
+    """The frames of one backward pass, and the ways to look at them.
+
+    ``frames`` is the data; ``frame_dot(k)``/``frame_svg(k)`` draw frame ``k`` (cached);
+    ``widget()`` is the ipywidgets player; ``save_html(path)`` a player without a kernel.
+    Displayed in a notebook it is the widget, with the final frame as a static SVG for
+    viewers that cannot run widgets (GitHub, nbviewer).
+    """
+
+    def __init__(self, graph: Graph, frames: list[Frame], depth: int | None = None) -> None:
+        self.graph = graph
+        self.frames = frames
+        self.depth = depth
+        self._dot: dict[int, str] = {}
+        self._svg: dict[int, str | None] = {}
+        self.names = {n.id: f"{n.id} {n.name}" if n.name else f"{n.id} {n.op}"
+                      for n in graph.nodes}
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __repr__(self) -> str:
+        last = self.frames[-1].flops_bwd_total
+        return (f"Stepper({len(self.frames)} frames over {len(self.graph.nodes)} nodes, "
+                f"backward FLOPs {_count(last)})")
+
+    # -- one frame -------------------------------------------------------------------------
+    def frame_dot(self, k: int) -> str:
+        """Graphviz source of frame ``k``: the node being processed and its edges highlighted."""
+        dot = self._dot.get(k)
+        if dot is None:
+            f = self.frames[k]
+            title = (f"backward step {k + 1}/{len(self.frames)}: {f.op} ({f.node}); "
+                     f"backward FLOPs so far {_count(f.flops_bwd_total)}")
+            # The node at work and its edges in red; nodes whose gradient is complete, and
+            # the edges that already carried theirs, in calmer colours: the wave moving back.
+            nodes = {p.node: DONE for p in self.frames[:k]}
+            nodes[f.node] = render.HIGHLIGHT
+            edges = {e: PASSED for p in self.frames[:k] for e in p.edges}
+            edges.update({e: render.HIGHLIGHT for e in f.edges})
+            dot = self._dot[k] = render.to_dot(
+                self.graph, depth=self.depth, highlight_nodes=nodes, highlight_edges=edges,
+                backward=True, title=title)
+        return dot
+
+    def frame_svg(self, k: int) -> str | None:
+        """Frame ``k`` as SVG text, or None when no Graphviz binary is available."""
+        if k not in self._svg:
+            try:
+                svg = graphviz_bin.render(self.frame_dot(k), fmt="svg").decode("utf-8")
+            except graphviz_bin.GraphvizNotFound:  # no binary: the callers show text instead
+                svg = None
+            self._svg[k] = svg
+        return self._svg[k]
+
+    def frame_text(self, k: int) -> str:
+        return self.frames[k].text(self.names)
+
+    def panel_html(self, k: int) -> str:
+        """The gradient panel of frame ``k`` (HTML)."""
+        f = self.frames[k]
+        rows = [
+            ("rule", f.rule),
+            (f"dL/d{f.node} arriving",
+             "no gradient reached this node" if f.grad_in is None else f.grad_in.text()),
+        ]
+        for out in f.grads_out:
+            rows.append((f"→ {self.names.get(out.src, out.src)} (input {out.index})",
+                         "nothing (needs no gradient)" if out.grad is None else out.grad.text()))
+        rows.append(("backward FLOPs", f"this node {_count(f.flops_bwd)}, running total "
+                                       f"{_count(f.flops_bwd_total)}"))
+        body = "".join(
+            f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(a)}</th>"
+            f"<td style='font-family:monospace'>{html.escape(b)}</td></tr>" for a, b in rows)
+        return (f"<div class='lucid-panel'><b>step {k + 1}/{len(self.frames)}: "
+                f"{html.escape(f.label)}</b><table>{body}</table></div>")
+
+    def picture_html(self, k: int) -> str:
+        """Frame ``k``'s picture: the SVG, or (no Graphviz binary) the frame as text."""
+        svg = self.frame_svg(k)
+        if svg is not None:
+            return _strip_xml_header(svg)
+        return (f"<pre>{html.escape(self.frame_text(k))}</pre><p><i>No Graphviz binary found, "
+                f"showing the frame as text: {html.escape(graphviz_bin.HINT)}.</i></p>")
+
+    # -- the player --------------------------------------------------------------------------
+    def widget(self) -> Any:
+        """An ipywidgets player: Play + slider (linked in the browser), the picture, the panel."""
+        import ipywidgets as w  # late: widgets are optional (the notebooks extra)
+
+        last = len(self.frames) - 1
+        play = w.Play(value=0, min=0, max=last, step=1, interval=900, description="play")
+        slider = w.IntSlider(value=0, min=0, max=last, step=1, description="step",
+                             continuous_update=True)
+        w.jslink((play, "value"), (slider, "value"))
+        picture = w.HTML()
+        panel = w.HTML()
+
+        def show(change: Any = None) -> None:
+            picture.value = self.picture_html(slider.value)
+            panel.value = self.panel_html(slider.value)
+
+        slider.observe(show, names="value")
+        show()
+        return w.VBox([w.HBox([play, slider]), picture, panel])
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The widget where widgets run, the final frame as SVG (and text) everywhere else."""
+        last = len(self.frames) - 1
+        text = repr(self) + "\n" + self.frame_text(last)
+        bundle: dict[str, Any] = {}
+        try:
+            svg = self.frame_svg(last)
+            if svg is not None:
+                bundle["image/svg+xml"] = svg
+            else:
+                text += f"\n(no Graphviz binary found, so no picture: {graphviz_bin.HINT})"
+        except Exception as exc:  # display must never raise; say what went wrong instead
+            text += f"\n(could not draw the frame: {type(exc).__name__}: {exc})"
+        try:
+            import ipywidgets  # noqa: F401
+        except ImportError:
+            pass  # no widgets: the static picture is the display
+        else:
+            try:
+                view = self.widget()._repr_mimebundle_()
+            except Exception as exc:  # a broken widget stack still gets the static picture
+                text += f"\n(widget unavailable: {type(exc).__name__}: {exc})"
+            else:
+                if view:
+                    bundle.update({k: v for k, v in view.items() if k != "text/plain"})
+        bundle["text/plain"] = text
+        return bundle
+
+    def save_html(self, path: str | Path) -> Path:
+        """Write every frame (picture + panel) and a small JS player to one HTML file."""
+        path = Path(path)
+        frames = [
+            f"<div class='lucid-frame' style='display:{'block' if k == 0 else 'none'}'>"
+            f"{self.picture_html(k)}{self.panel_html(k)}</div>"
+            for k in range(len(self.frames))
+        ]
+        doc = _PAGE.format(
+            title=html.escape(f"Lucid backward stepper: {len(self.frames)} steps"),
+            last=len(self.frames) - 1, count=len(self.frames),
+            frames="\n".join(frames), labels=json.dumps([f.label for f in self.frames]),
+        )
+        path.write_text(doc, encoding="utf-8")
+        return path
+
+
+def _strip_xml_header(svg: str) -> str:
+    """Inline SVG for HTML: drop the ``<?xml ...?>`` and ``<!DOCTYPE ...>`` preamble."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else svg
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1em; }}
+.lucid-controls {{ display: flex; gap: 1em; align-items: center; margin-bottom: 0.5em; }}
+.lucid-controls input[type=range] {{ width: 24em; }}
+.lucid-panel table {{ border-collapse: collapse; margin-top: 0.5em; }}
+.lucid-panel th, .lucid-panel td {{ vertical-align: top; padding: 2px 6px; }}
+</style></head>
+<body>
+<h3>{title}</h3>
+<div class="lucid-controls">
+  <button id="lucid-play" type="button">play</button>
+  <input id="lucid-step" type="range" min="0" max="{last}" value="0">
+  <span id="lucid-label"></span>
+</div>
+{frames}
+<script>
+(function () {{
+  var frames = document.querySelectorAll(".lucid-frame");
+  var labels = {labels};
+  var slider = document.getElementById("lucid-step");
+  var button = document.getElementById("lucid-play");
+  var label = document.getElementById("lucid-label");
+  var timer = null;
+  function show(k) {{
+    for (var i = 0; i < frames.length; i++) {{
+      frames[i].style.display = i === k ? "block" : "none";
+    }}
+    slider.value = k;
+    label.textContent = "step " + (k + 1) + " / {count}: " + labels[k];
+  }}
+  function stop() {{ clearInterval(timer); timer = null; button.textContent = "play"; }}
+  slider.addEventListener("input", function () {{ stop(); show(parseInt(slider.value, 10)); }});
+  button.addEventListener("click", function () {{
+    if (timer !== null) {{ stop(); return; }}
+    if (parseInt(slider.value, 10) >= {last}) {{ show(0); }}
+    button.textContent = "pause";
+    timer = setInterval(function () {{
+      var k = parseInt(slider.value, 10) + 1;
+      if (k > {last}) {{ stop(); return; }}
+      show(k);
+    }}, 900);
+  }});
+  show(0);
+}})();
+</script>
+</body></html>
+"""

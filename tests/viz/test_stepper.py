@@ -1,0 +1,312 @@
+"""The backward stepper: frames replay the engine's own walk, with the engine's own gradients."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.nn as nn
+from lucid_viz.graph import trace
+from lucid_viz.stepper import FULL_VALUES, GradView, Stepper, local_rule, step_backward
+
+
+def small_loss(count=True):
+    """L = sum(tanh(x @ w + b) * sum(x)): broadcasting, a reused input, a scalar output."""
+    lucid.random.seed(0)
+    x = lucid.random.randn(3, 4, requires_grad=True)
+    w = lucid.random.randn(4, 5, requires_grad=True)
+    b = lucid.zeros(5, requires_grad=True)
+    if count:
+        with lucid.count_flops():
+            loss = ((x @ w + b).tanh() * x.sum()).sum()
+    else:
+        loss = ((x @ w + b).tanh() * x.sum()).sum()
+    return loss, (x, w, b)
+
+
+def mlp_loss():
+    lucid.random.seed(1)
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+    x = lucid.random.randn(8, 6)
+    t = lucid.random.randn(8, 3)
+    with lucid.count_flops():
+        loss = nn.MSELoss()(model(x), t)
+    return loss, model
+
+
+def engine_order(loss):
+    """The order the engine's backward visits nodes, recorded by hooks on every node."""
+    graph = trace(loss)
+    ids = {id(graph.tensor(n.id)): n.id for n in graph.nodes}
+    seen, handles = [], []
+    for node in graph.nodes:
+        t = graph.tensor(node.id)
+        if t.requires_grad:
+            handles.append(t.register_hook(lambda g, _t=t: seen.append(ids[id(_t)])))
+    loss.backward(retain_graph=True)
+    for h in handles:
+        h.remove()
+    return seen
+
+
+@pytest.mark.parametrize("make", [lambda: small_loss()[0], lambda: mlp_loss()[0]])
+def test_frame_sequence_is_the_engines_backward_order(make):
+    loss = make()
+    stepper = step_backward(loss)
+    assert [f.node for f in stepper.frames] == engine_order(loss)
+    assert [f.step for f in stepper.frames] == list(range(len(stepper.frames)))
+
+
+def test_gradients_are_the_engines():
+    loss, (x, w, b) = small_loss()
+    stepper = step_backward(loss)
+    graph = stepper.graph
+    leaf = {id(graph.tensor(n)): n for n in graph.order}
+    gx, gw, gb = lucid.autograd.grad(loss, [x, w, b], retain_graph=True)
+    by_node = {f.node: f for f in stepper.frames}
+    for t, g in ((x, gx), (w, gw), (b, gb)):
+        frame = by_node[leaf[id(t)]]
+        view = frame.grad_in
+        assert view.shape == t.shape
+        if view.values is not None:
+            np.testing.assert_array_equal(np.asarray(view.values), g.numpy())
+        assert view.norm == pytest.approx(float(np.linalg.norm(g.numpy())), rel=1e-12)
+        assert frame.grads_out == () and frame.edges == ()
+    root = stepper.frames[0]
+    assert root.node == graph.output and root.grad_in.values == 1.0
+    # the bias was broadcast over 3 rows: what the Add sends it is summed to its shape (5,)
+    add = next(f for f in stepper.frames if f.op == "Add")
+    to_b = next(o for o in add.grads_out if o.src == leaf[id(b)])
+    assert to_b.grad.shape == (5,)
+    np.testing.assert_allclose(np.asarray(to_b.grad.values), gb.numpy(), rtol=1e-12)
+    # x is used twice (matmul, sum): its complete gradient is the sum of what both send it
+    sends = [o.grad for f in stepper.frames for o in f.grads_out if o.src == leaf[id(x)]]
+    assert len(sends) == 2
+    np.testing.assert_allclose(sum(np.asarray(s.values) for s in sends), gx.numpy(),
+                               rtol=1e-12)
+
+
+def test_edges_are_the_ones_carrying_gradients():
+    loss, _ = small_loss()
+    stepper = step_backward(loss)
+    graph = stepper.graph
+    for f in stepper.frames:
+        assert set(f.edges) == {(src, f.node) for src in graph.inputs_of(f.node)
+                                if graph.tensor(src).requires_grad}
+
+
+def test_large_gradients_are_summarised():
+    loss, model = mlp_loss()
+    stepper = step_backward(loss)
+    weight = model[0].weight  # (16, 6): 96 elements
+    frame = next(f for f in stepper.frames
+                 if stepper.graph.tensor(f.node) is weight)
+    view = frame.grad_in
+    assert view.values is None and view.shape == (16, 6)
+    loss.backward(retain_graph=True)
+    g = np.asarray(weight.grad)
+    assert (view.norm, view.min, view.max) == pytest.approx(
+        (float(np.linalg.norm(g)), float(g.min()), float(g.max())), rel=1e-6)
+    assert "|g| =" in view.text() and "shape (16, 6)" in view.text()
+    small = GradView.of(np.arange(FULL_VALUES, dtype=np.float64))
+    assert small.values == list(range(FULL_VALUES))
+
+
+def test_local_rules_come_from_the_op_docstrings():
+    loss, _ = small_loss()
+    stepper = step_backward(loss)
+    rules = {f.op: f.rule for f in stepper.frames}
+    assert rules["Tanh"] == ("y = tanh x. dy/dx = 1 - tanh^2 x = 1 - y^2, so backward reuses "
+                             "the output.")
+    assert rules["MatMul"].endswith("dL/da = g @ b^T, dL/db = a^T @ g.")
+    assert rules["input"].startswith("a leaf")
+    tanh_op = next(stepper.graph.tensor(f.node)._op for f in stepper.frames if f.op == "Tanh")
+    assert local_rule(tanh_op) == rules["Tanh"]
+
+
+def test_running_backward_flops():
+    loss, _ = small_loss()
+    stepper = step_backward(loss)
+    running = 0
+    for f in stepper.frames:
+        running += f.flops_bwd or 0
+        assert f.flops_bwd_total == running
+    assert stepper.frames[-1].flops_bwd_total == stepper.graph.total_flops_bwd > 0
+    uncounted = step_backward(small_loss(count=False)[0])
+    assert all(f.flops_bwd_total is None for f in uncounted.frames)
+    assert "running total —" in uncounted.frame_text(0)
+
+
+def test_no_grad_is_touched_and_the_graph_is_retained():
+    loss, (x, w, b) = small_loss()
+    step_backward(loss)
+    assert x.grad is None and w.grad is None and b.grad is None
+    assert all(t._hooks in (None, {}) for t in (x, w, b, loss))
+    loss.backward()  # the graph is still there
+    assert x.grad is not None
+    loss2, _ = small_loss()
+    step_backward(loss2, retain_graph=False)
+    with pytest.raises(RuntimeError, match="already released"):
+        loss2.backward()
+
+
+def test_a_graph_from_trace_names_parameters():
+    loss, model = mlp_loss()
+    stepper = step_backward(trace(loss))
+    assert [f.node for f in stepper.frames] == engine_order(loss)
+    lucid.random.seed(2)
+    x = lucid.random.randn(4, 6)
+    graph = trace(model, x)  # the model's output graph, with parameter names
+    stepper = step_backward(graph)
+    labels = [f.label for f in stepper.frames]
+    assert any("parameter 0.weight" in s for s in labels)
+
+
+def test_a_tensor_without_grad_is_refused():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        step_backward(lucid.ones(3) * 2)
+    with pytest.raises(TypeError):
+        step_backward([1, 2, 3])
+
+
+def test_frames_are_deterministic():
+    a = step_backward(small_loss()[0])
+    b = step_backward(small_loss()[0])
+    assert a.frames == b.frames
+    texts = [a.frame_text(k) for k in range(len(a))]
+    assert texts == [b.frame_text(k) for k in range(len(b))]
+    assert not any(re.search(r"0x[0-9a-fA-F]{4,}", t) for t in texts)
+    assert re.fullmatch(r"Stepper\(9 frames over 9 nodes, backward FLOPs \d+ MACs\)", repr(a))
+
+
+def test_across_devices():
+    pytest.importorskip("mlx.core")
+    lucid.random.seed(0)
+    x = lucid.random.randn(3, 4, requires_grad=True)
+    w = lucid.random.randn(4, 2, requires_grad=True, device="gpu")
+    with lucid.count_flops():
+        loss = (x.to("gpu") @ w).tanh().to("cpu").sum()
+    stepper = step_backward(loss)
+    assert [f.node for f in stepper.frames] == engine_order(loss)
+    assert [f.op for f in stepper.frames][:5] == ["Sum", "ToDevice", "Tanh", "MatMul",
+                                                  "ToDevice"]
+    gx, gw = lucid.autograd.grad(loss, [x, w], retain_graph=True)
+    for t, g in ((x, gx), (w, gw)):
+        frame = next(f for f in stepper.frames if stepper.graph.tensor(f.node) is t)
+        np.testing.assert_allclose(np.asarray(frame.grad_in.values), g.numpy(), rtol=1e-6)
+
+
+def test_gpu_gradients():
+    pytest.importorskip("mlx.core")
+    lucid.random.seed(0)
+    x = lucid.random.randn(3, 4, requires_grad=True, device="gpu")
+    w = lucid.random.randn(4, 2, requires_grad=True, device="gpu")
+    with lucid.count_flops():
+        loss = (x @ w).sigmoid().sum()
+    stepper = step_backward(loss)
+    assert [f.node for f in stepper.frames] == engine_order(loss)
+    gx = lucid.autograd.grad(loss, x, retain_graph=True)[0]
+    frame = next(f for f in stepper.frames if stepper.graph.tensor(f.node) is x)
+    np.testing.assert_allclose(np.asarray(frame.grad_in.values), gx.numpy(), rtol=1e-6)
+
+
+# -- pictures (need lucid_viz.render) -----------------------------------------------------------
+@pytest.fixture
+def render():
+    return pytest.importorskip("lucid_viz.render")
+
+
+@pytest.fixture
+def graphviz_bin(render):
+    from lucid_viz import graphviz_bin
+
+    return graphviz_bin
+
+
+def test_frame_dot_highlights_the_node_and_is_cached(render):
+    stepper = step_backward(small_loss()[0])
+    dots = [stepper.frame_dot(k) for k in range(len(stepper))]
+    assert len(set(dots)) == len(dots)  # each frame highlights something different
+    assert stepper.frame_dot(3) is dots[3]
+
+
+def test_depth_draws_modules_as_boxes(render):
+    _, model = mlp_loss()
+    lucid.random.seed(3)
+    stepper = step_backward(trace(model, lucid.random.randn(2, 6)), depth=1)
+    dot = stepper.frame_dot(1)
+    boxed = next(line for line in dot.splitlines() if line.lstrip().startswith('"m:1"'))
+    assert 'penwidth="3"' in boxed  # frame 1 is the ReLU, inside module 1's box
+    with pytest.raises(ValueError, match="depth must be None"):
+        step_backward(small_loss()[0], depth=0)
+
+
+def test_frame_svg_and_static_fallback(graphviz_bin):
+    if graphviz_bin.find_dot() is None:
+        pytest.skip("no Graphviz binary")
+    stepper = step_backward(small_loss()[0])
+    svg = stepper.frame_svg(len(stepper) - 1)
+    assert svg is not None and "<svg" in svg
+    bundle = stepper._repr_mimebundle_()
+    assert bundle["image/svg+xml"] == svg
+    assert bundle["text/plain"].startswith("Stepper(9 frames")
+
+
+def test_no_graphviz_binary_falls_back_to_text(monkeypatch, graphviz_bin):
+    def missing(*args, **kwargs):
+        raise graphviz_bin.GraphvizNotFound("no dot here")
+
+    monkeypatch.setattr(graphviz_bin, "render", missing)
+    stepper = step_backward(small_loss()[0])
+    assert stepper.frame_svg(0) is None
+    assert "step 1:" in stepper.picture_html(0) and "<svg" not in stepper.picture_html(0)
+    bundle = stepper._repr_mimebundle_()
+    assert "image/svg+xml" not in bundle
+    assert "no Graphviz binary found" in bundle["text/plain"]
+
+
+def test_display_never_raises(monkeypatch, render):
+    def broken(*args, **kwargs):
+        raise ValueError("renderer bug")
+
+    monkeypatch.setattr(render, "to_dot", broken)
+    bundle = step_backward(small_loss()[0])._repr_mimebundle_()
+    assert "could not draw the frame: ValueError: renderer bug" in bundle["text/plain"]
+
+
+def test_widget_plays_the_frames(monkeypatch, graphviz_bin):
+    w = pytest.importorskip("ipywidgets")
+    monkeypatch.setattr(graphviz_bin, "render", lambda dot, fmt="svg": b"<svg>frame</svg>")
+    stepper = step_backward(small_loss()[0])
+    box = stepper.widget()
+    controls, picture, panel = box.children
+    play, slider = controls.children
+    assert isinstance(play, w.Play) and isinstance(slider, w.IntSlider)
+    assert (play.max, slider.max) == (len(stepper) - 1, len(stepper) - 1)
+    assert "step 1/9" in panel.value and picture.value == "<svg>frame</svg>"
+    slider.value = 4
+    assert "step 5/9" in panel.value
+    bundle = stepper._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["image/svg+xml"] == "<svg>frame</svg>"
+
+
+def test_save_html_is_self_contained_and_deterministic(tmp_path, monkeypatch, graphviz_bin):
+    monkeypatch.setattr(graphviz_bin, "render",
+                        lambda dot, fmt="svg": b'<?xml version="1.0"?>\n<svg>f</svg>')
+    a = step_backward(small_loss()[0]).save_html(tmp_path / "a.html")
+    b = step_backward(small_loss()[0]).save_html(tmp_path / "b.html")
+    text = a.read_text(encoding="utf-8")
+    assert text == b.read_text(encoding="utf-8")
+    assert text.count("class='lucid-frame'") == 9 and text.count("<svg>f</svg>") == 9
+    assert "<?xml" not in text
+    assert "<script>" in text and 'type="range"' in text and "lucid-play" in text
+    assert "http://" not in text.replace("http://www.w3.org", "") and "src=" not in text
+    assert not re.search(r"0x[0-9a-fA-F]{4,}", text)
+
+
+def test_stepper_is_a_stepper():
+    assert isinstance(step_backward(small_loss()[0]), Stepper)
