@@ -69,3 +69,12 @@ def test_resnet_18_trains_a_step_on_both_devices():
     model.to("gpu")
     out = model(x.to("gpu"))
     np.testing.assert_allclose(out.numpy(), ref, rtol=2e-3, atol=2e-3)
+
+
+def test_models_are_float32_throughout_by_default():
+    from lucid.models import resnet_18
+
+    for model in (MLP(4, [3], 2), LeNet5(), resnet_18(num_classes=3)):
+        assert {p.dtype for p in model.parameters()} == {lucid.Float32}
+    x = lucid.zeros(1, 3, 32, 32, dtype=lucid.Float32)
+    assert resnet_18(num_classes=3).eval()(x).dtype == lucid.Float32

@@ -91,7 +91,9 @@ class _ConvNd(Module):
 
 
 def _uniform(bound: float, shape: tuple[int, ...], dtype: Any, device: str) -> Tensor:
-    return random.uniform(-bound, bound, shape, dtype=dtype, device=device)
+    # dtype=None means the layers' default, Float32 (as for every other layer)
+    return random.uniform(-bound, bound, shape, dtype=Float32 if dtype is None else dtype,
+                          device=device)
 
 
 class Conv1d(_ConvNd):
