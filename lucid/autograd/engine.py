@@ -21,6 +21,7 @@ op drops what it saved for backward ("the graph is released") unless ``retain_gr
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from lucid.backends import BACKENDS, fallback
@@ -78,6 +79,20 @@ def run_backward(
     With ``capture`` (a dict keyed by tensors), the complete gradient of each captured tensor
     is stored there instead of being accumulated into leaves' ``.grad`` (``autograd.grad``).
     """
+    # The walk allocates many small objects but never a reference cycle, so Python's cyclic
+    # garbage collector has nothing to find here; pausing it keeps its full passes over a large
+    # graph from turning a linear walk into a superlinear one.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _walk(root, seed, keep_grad, retain_graph, capture)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
+          capture: dict | None) -> None:
     order = topological_order(root)
     root._g = seed
     try:
