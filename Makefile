@@ -15,8 +15,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,gpu,notebooks]"
 	touch $(STAMP)
 
+# Jupyter refuses to run as root unless told (containers, CI); ordinary users never need it.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/
 
 test: $(STAMP)
 	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks
