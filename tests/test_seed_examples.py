@@ -45,3 +45,36 @@ def test_seed_002_count_flops_then_read_y_flops():
         y = lucid.tanh(x @ w)
     assert y.flops == 1 * 8 * 4 + 4  # MACs of the matmul + one per tanh output
     print(f"FLOPs(MACs): {y.flops:,}")
+
+
+def test_spec_acceptance_snippets_run_as_written():
+    """SPEC.md's list of seed snippets that must run as written, import paths included."""
+    import lucid.nn as nn
+    from lucid.data import TensorDataset
+    from lucid.models.imgclf.resnet import resnet_18
+    from lucid.models.util import summarize
+    from lucid.nn.functional import one_hot
+    from lucid.optim import SGD
+
+    model = nn.Sequential(nn.Linear(128, 64, dtype=lucid.Float32), nn.ReLU(),
+                          nn.Linear(64, 10, dtype=lucid.Float32)).to("gpu")
+    opt = SGD(model.parameters(), defaults={"lr": 1e-2})
+    X = lucid.random.randn(8, 128)
+    y = lucid.Tensor(np.arange(8) % 10)
+    ds = TensorDataset(X, y, dtype=lucid.Float)
+    ds.to("gpu")
+    xb = X.to("gpu").astype(lucid.Float32)
+    loss = lucid.nn.functional.cross_entropy(model(xb), y.to("gpu"))
+    loss.eval()
+    loss.backward()
+    opt.step()
+    h = lucid.randn(2, 2, dtype=lucid.Float16, device="gpu")
+    assert h.dtype == lucid.Float16 and h.device == "gpu"
+    assert lucid.random.rand((1, 3, 32, 32)).shape == (1, 3, 32, 32)
+    labels = lucid.tensor([0, 2, 1], dtype=lucid.Int64)
+    oh = one_hot(labels, num_classes=3, dtype=lucid.Float16)
+    np.testing.assert_array_equal(oh.numpy(), np.eye(3, dtype=np.float16)[[0, 2, 1]])
+    perm = lucid.random.permutation(10, dtype=lucid.Int16, device="gpu")
+    assert perm.dtype == lucid.Int16 and sorted(perm.tolist()) == list(range(10))
+    s = summarize(resnet_18(num_classes=10), input_shape=(1, 3, 32, 32), print_summary=False)
+    assert s.total_flops > 0
