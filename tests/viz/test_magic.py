@@ -209,8 +209,6 @@ def test_load_ext_of_the_magic_module():
     assert "lucid_flops" in ip.magics_manager.magics["cell"]
 
 
-@pytest.mark.skipif(not hasattr(lucid_viz, "load_ipython_extension"),
-                    reason="lucid_viz.load_ipython_extension not wired yet")
 def test_load_ext():
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "lucid_viz")
