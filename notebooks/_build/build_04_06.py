@@ -1,0 +1,682 @@
+"""Build (and execute) notebooks 04-06 from the cell lists below.
+
+    .venv/bin/python notebooks/_build/build_04_06.py [04 05 06]
+
+Cells with a ``# NBVAL_CHECK_OUTPUT`` line (the first, or the second after a cell magic) are
+checked by nbval; keep their output
+deterministic (no timings, addresses or temp paths).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+HERE = Path(__file__).resolve().parent.parent
+CHECK = "# NBVAL_CHECK_OUTPUT\n"
+
+
+def md(text: str):
+    return nbformat.v4.new_markdown_cell(text.strip("\n"))
+
+
+def code(text: str, check: bool = False):
+    text = text.strip("\n")
+    if check and text.startswith("%%"):  # a cell magic must stay on the first line
+        first, rest = text.split("\n", 1)
+        return nbformat.v4.new_code_cell(first + "\n" + CHECK + rest)
+    return nbformat.v4.new_code_cell((CHECK if check else "") + text)
+
+
+def setup(*imports: str) -> str:
+    """The first code cell: imports, the MLX warning filter, the seed."""
+    lines = "\n".join(["import warnings", "", *imports])
+    return lines + '''
+
+# On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
+# We know that already (notebook 04 is about it), so keep the warning out of the outputs.
+warnings.filterwarnings("ignore", message="MLX has no GPU")
+
+lucid.random.seed(0)
+'''
+
+# ------------------------------------------------------------------------------------ 04
+NB04 = [
+    md("""
+# 04 · Devices: "cpu" is NumPy, "gpu" is MLX
+
+Every Lucid tensor lives on a **device**. Lucid has two:
+
+| device | array library | its arrays |
+| --- | --- | --- |
+| `"cpu"` | NumPy | `numpy.ndarray` |
+| `"gpu"` | MLX (`mlx.core`) | `mlx.core.array` |
+
+Every operation is written **once** against an array namespace `xp` (NumPy or `mlx.core`); the
+dispatcher picks the namespace from the devices of the inputs. In this chapter we:
+
+1. ask which kind of "gpu" this machine has;
+2. move tensors between devices, and meet *free* tensors that follow the op;
+3. trigger (and read) the mixed-device error;
+4. see MLX's **laziness** and what `.eval()` does;
+5. draw a graph whose nodes are coloured by device.
+"""),
+    code(setup("import numpy as np", "", "import lucid", "import lucid_viz")),
+    md("""
+## 1. What is the "gpu" here?
+
+`lucid.gpu_status()` answers with one of three words:
+
+* `"gpu"` - MLX has a real GPU (Metal on a Mac, CUDA on an NVIDIA machine);
+* `"mlx-cpu"` - MLX is installed but has no GPU: "gpu" tensors run on **MLX's CPU device**
+  (Linux with `pip install 'mlx[cpu]'`, like this classroom machine and CI);
+* `"missing"` - MLX is not installed; `.to("gpu")` then raises with install instructions.
+"""),
+    code('''
+import mlx.core as mx
+
+print("lucid.gpu_status():", lucid.gpu_status())
+print("MLX default device:", mx.default_device())
+''', check=True),
+    md("""
+On this machine the answer is `mlx-cpu`. The MLX code path, its dtypes and its laziness are the
+real ones; only the hardware underneath is a CPU. (Lucid warns once about this - we silenced that
+warning in the first cell.)
+
+## 2. Moving tensors: `.to(device)`
+
+A tensor starts on `"cpu"` unless you say otherwise. `.to("gpu")` (or `.gpu()`) returns a copy
+whose data is an MLX array; `.to("cpu")` brings it back. The logical dtype is kept.
+"""),
+    code('''
+x = lucid.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+xg = x.to("gpu")
+back = xg.to("cpu")
+
+for name, t in [("x", x), ("xg", xg), ("back", back)]:
+    kind = f"{type(t.data).__module__}.{type(t.data).__name__}"
+    print(f"{name:5s} device={t.device!r:6s} dtype={t.dtype}  data is {kind}")
+print("same values after the round trip:", np.array_equal(x.numpy(), back.numpy()))
+''', check=True),
+    md("""
+The same operation runs on either device, and gives the same numbers:
+"""),
+    code('''
+print("cpu:", round(lucid.tanh(x).sum().item(), 4))
+print("gpu:", round(lucid.tanh(xg).sum().item(), 4))
+print("result device:", lucid.tanh(xg).device)
+''', check=True),
+    md("""
+## 3. Free tensors follow the op
+
+A tensor made from a Python scalar or list has no device preference yet: it is **free**. When it
+meets a tensor on another device inside an op, it moves to the op's device silently. Python
+scalars (`2 * t`) are free too. A tensor made from a NumPy array is *not* free: it means "cpu".
+`t.free()` marks any tensor as free.
+"""),
+    code('''
+a = lucid.Tensor([1.0, 2.0, 3.0])             # from a list: free
+b = lucid.Tensor(np.array([10.0, 20.0, 30.0])).to("gpu")   # from NumPy, then moved: not free
+
+c = a + b                                     # the op runs on "gpu"; a follows it
+print("a.is_free:", a.is_free, " b.is_free:", b.is_free)
+print("c =", c.tolist(), "on", c.device)
+print("2 * b on", (2 * b).device)
+''', check=True),
+    md("""
+## 4. The mixed-device error
+
+Two tensors that are **not** free and sit on different devices cannot meet: Lucid will not
+guess which copy you wanted. The error names the op, the shapes and the devices, and suggests the
+fix.
+"""),
+    code('''
+w = lucid.random.randn(2, 3)                  # a cpu tensor (not free)
+v = lucid.random.randn(3, 4, device="gpu")    # a gpu tensor (not free)
+
+try:
+    w @ v
+except RuntimeError as err:
+    print("RuntimeError:", err)
+''', check=True),
+    code('''
+# The fix the message suggests: put both operands on one device.
+print((w.to("gpu") @ v).shape, "on", (w.to("gpu") @ v).device)
+''', check=True),
+    md("""
+## 5. MLX is lazy: `.eval()`
+
+NumPy computes each result as soon as you ask. MLX does not: an MLX operation only *records*
+what to compute, and the work happens when a value is needed (printing, `.item()`, `.numpy()`)
+or when you call `mx.eval`. Lucid's `Tensor.eval()` does that for a tensor (and cuts MLX's own
+graph behind it), so call it before `backward()` and once per training step - the seeds' habit
+`loss.eval()`.
+
+The timings below are *not* checked (they vary from run to run); look at their sizes: building
+the 20 "gpu" ops costs almost nothing, the work all happens in `.eval()`.
+"""),
+    code('''
+import time
+
+big = lucid.random.randn(256, 256, dtype=lucid.Float32, device="gpu")
+
+t0 = time.perf_counter()
+h = big
+for _ in range(20):
+    h = lucid.tanh(h @ big) * 0.5             # recorded, not computed
+t1 = time.perf_counter()
+h.eval()                                      # now MLX does the work
+t2 = time.perf_counter()
+print(f"building 20 matmul+tanh steps: {1e3 * (t1 - t0):7.1f} ms")
+print(f"h.eval():                      {1e3 * (t2 - t1):7.1f} ms")
+'''),
+    md("""
+`eval()` returns the tensor itself, so it chains: `loss.eval().backward()`. On the "cpu" device
+it does nothing - NumPy has already computed everything.
+"""),
+    code('''
+print(h.eval() is h, x.eval() is x)
+''', check=True),
+    md("""
+## 6. Devices in the graph
+
+`lucid_viz.draw` colours every node by its device (a legend says which colour is which) and draws
+the edge that crosses devices distinctly. Here the first half of the computation runs on the CPU,
+then `.to("gpu")` moves the intermediate to MLX and the rest runs there.
+"""),
+    code('''
+p = lucid.random.randn(2, 3, requires_grad=True)          # cpu
+q = lucid.random.randn(3, 2, device="gpu")                # gpu
+
+with lucid.count_flops():                                  # the drawing shows FLOPs (see 05)
+    h_cpu = lucid.exp(p) * 2                               # runs on cpu
+    h_gpu = h_cpu.to("gpu")                                # the device move is an op too
+    out = (h_gpu @ q).sum()                                # runs on gpu
+
+for n in lucid_viz.trace(out).nodes:
+    print(f"{n.id:4s} {n.op:10s} shape={str(n.shape):7s} device={n.device}")
+''', check=True),
+    code('''
+lucid_viz.draw(out)
+'''),
+    md("""
+Backward crosses the device boundary the other way: the gradient that arrives at `ToDevice`
+comes from MLX and is moved back, so `p.grad` is a NumPy array, like `p`. Evaluate before
+`backward()`:
+"""),
+    code('''
+out.eval()
+out.backward()
+kind = type(p.grad).__module__ + "." + type(p.grad).__name__
+print("p.grad is a", kind, "of shape", p.grad.shape)
+''', check=True),
+    md("""
+Modules move too: `model.to("gpu")` moves every parameter and buffer, recursively. Build the
+optimizer **after** the move.
+"""),
+    code('''
+import lucid.nn as nn
+
+model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1)).to("gpu")
+for name, param in model.named_parameters():
+    print(f"{name:9s} {param.device}")
+print("output on", model(lucid.random.randn(5, 3, dtype=lucid.Float32, device="gpu")).device)
+''', check=True),
+    md("""
+## 7. Is "gpu" faster here? No.
+
+On a Mac or an NVIDIA machine it would be. But the `mlx[cpu]` wheel on Linux ships a reference
+BLAS, so its matrix multiply is much slower than NumPy's (OpenBLAS). Measure it (times not
+checked):
+"""),
+    code('''
+A = lucid.random.randn(256, 256, dtype=lucid.Float32)
+Ag = A.to("gpu")
+
+def best_of(fn, repeat=10):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+t_cpu = best_of(lambda: A @ A)
+t_gpu = best_of(lambda: (Ag @ Ag).eval())
+print(f"256x256 matmul   cpu (NumPy): {1e3 * t_cpu:6.2f} ms")
+print(f"          'gpu' (MLX on CPU): {1e3 * t_gpu:6.2f} ms")
+'''),
+    md("""
+So on this machine "gpu" is here to make the MLX code path real and testable, not to be fast.
+Compare devices for speed on hardware with a real MLX GPU.
+
+## Exercises
+
+**1.** Without running it, predict the device of each result, or whether it raises:
+`lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")`, and
+`lucid.random.randn(1) + lucid.random.randn(1, device="gpu")`.
+
+**2.** Fix the mixed-device cell above in *two* ways: move `v` to the CPU, or mark `w` free.
+
+### Answers
+"""),
+    code('''
+# 1. A list-made tensor is free: it follows the gpu operand. Two non-free tensors: RuntimeError.
+print((lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")).device)
+try:
+    lucid.random.randn(1) + lucid.random.randn(1, device="gpu")
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# 2. Either move v to the cpu, or let w follow the op (free).
+print((w @ v.to("cpu")).device, (w.free() @ v).device)
+''', check=True),
+]
+
+# ------------------------------------------------------------------------------------ 05
+NB05 = [
+    md("""
+# 05 · FLOPs: how much work does a graph cost?
+
+A **FLOP** counts one arithmetic operation. Lucid counts them per node of the graph, with the
+convention of the original Lucid (seed 002):
+
+* **matmul and convolution** count **MACs** (multiply-accumulates): `(m, k) @ (k, n)` costs
+  `m·n·k`;
+* **elementwise** ops count one per output element; reductions one per input element;
+* shape ops (reshape, transpose, indexing) count 0.
+
+Many papers count a MAC as **2 FLOPs** (one multiply, one add). Lucid says which unit it prints
+and offers `2·MACs` as the other one. In this chapter: `lucid.count_flops()`, per-node FLOPs in a
+drawn graph, `summarize`, the `%%lucid_flops` magic, and why FLOPs are not wall time.
+"""),
+    code(setup("import lucid", "import lucid.nn as nn", "import lucid_viz")),
+    md("""
+## 1. `with lucid.count_flops():`
+
+Counting is off by default (and then costs nothing). Inside the `with` block every op records its
+FLOPs; `tensor.flops` then sums them over the graph below the tensor, each node once.
+"""),
+    code('''
+A = lucid.random.randn(4, 8, dtype=lucid.Float32)
+W = lucid.random.randn(8, 3, dtype=lucid.Float32, requires_grad=True)   # a weight
+b = lucid.zeros(3, dtype=lucid.Float32)
+
+with lucid.count_flops():
+    z = lucid.tanh(A @ W + b)
+    s = z.sum()
+
+print("counting now?", lucid.flops_enabled())
+print("s.flops =", s.flops, "MACs")
+print("by hand: matmul 4*3*8 = 96, + add 12 + tanh 12 + sum 12 =", 96 + 12 + 12 + 12)
+''', check=True),
+    md("""
+Outside `count_flops()` nothing is recorded, and `.flops` is 0:
+"""),
+    code('''
+print((lucid.tanh(A @ W + b)).flops)
+''', check=True),
+    md("""
+## 2. FLOPs per node
+
+`lucid_viz.trace` turns the graph into plain data: one `Node` per tensor with its op, shape,
+device and FLOPs: forward, and the cost of its backward rule. Leaves (inputs, constants) have
+no op, so no FLOPs. Only `W` requires grad, so the matmul's backward computes one product
+(`A.T @ g`, 96 MACs) and skips the gradient of `A`.
+"""),
+    code('''
+graph = lucid_viz.trace(s)
+print(f"{'id':4s} {'op':8s} {'shape':8s} {'forward':>8s} {'backward':>9s}")
+for n in graph.nodes:
+    print(f"{n.id:4s} {n.op:8s} {str(n.shape):8s} {str(n.flops):>8s} {str(n.flops_bwd):>9s}")
+''', check=True),
+    md("""
+The drawing puts the same numbers on the nodes, with the total in the title:
+"""),
+    code('''
+lucid_viz.draw(s)
+'''),
+    md("""
+## 3. MACs vs FLOPs
+
+The same graph in the other unit: `flops_unit="2*MACs"` doubles every count (a multiply-add is
+two FLOPs). Always say which unit you quote - a factor of 2 is easy to lose.
+"""),
+    code('''
+macs = s.flops
+print(f"{macs} MACs  =  {2 * macs} FLOPs (2*MACs)")
+''', check=True),
+    code('''
+lucid_viz.draw(s, flops_unit="2*MACs")
+'''),
+    md("""
+Strictly, only the matmul has multiply-*adds*; doubling the elementwise ops too over-counts them.
+Tools differ here, which is one more reason to state the convention.
+
+## 4. A whole model: `summarize`
+
+`lucid.models.summarize(model, input_shape)` runs the model once on zeros and reports, per
+layer, shapes, parameters and FLOPs. A `Linear(in, out)` on a batch of `N` costs
+`N·in·out` MACs for the matmul plus `N·out` for the bias add.
+"""),
+    code('''
+from lucid.models import summarize
+
+model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+summary = summarize(model, (1, 64))
+''', check=True),
+    code('''
+lucid_viz.plot_flops_per_layer(summary)
+'''),
+    md("""
+## 5. The `%%lucid_flops` cell magic
+
+`%load_ext lucid_viz` registers a magic that counts everything a cell does: one summary line
+(total, in MACs and in 2·MACs), then a per-op and a per-module table. `--backward` adds the FLOPs
+of each op's backward rule.
+"""),
+    code('''
+%load_ext lucid_viz
+'''),
+    code('''
+%%lucid_flops
+x = lucid.zeros(1, 64, dtype=lucid.Float32)
+y = model(x)
+''', check=True),
+    md("""
+With `--backward`, for a scalar loss, the magic adds what each op's backward rule costs. A
+matmul's backward needs one product per operand that requires grad: the weight's gradient, and
+the input's - except for the first layer, whose input `x` needs no gradient. That is why a
+training step costs roughly 2-3 times the forward pass.
+"""),
+    code('''
+%%lucid_flops --backward
+x = lucid.zeros(8, 64, dtype=lucid.Float32)
+loss = (model(x) ** 2).mean()
+loss
+''', check=True),
+    md("""
+## 6. FLOPs are not time
+
+FLOPs measure *work*, not *time*. A big matmul does a lot of work very efficiently (BLAS); a long
+chain of tiny ops does almost no work but pays Python and dispatch overhead per op. The timings
+below are not checked; compare the **FLOPs per second**.
+"""),
+    code('''
+import time
+
+big = lucid.random.randn(256, 256, dtype=lucid.Float32)
+tiny = lucid.random.randn(8, 8, dtype=lucid.Float32)
+
+def run_big():
+    return big @ big                       # one op
+
+def run_tiny():
+    t = tiny
+    for _ in range(300):                   # 300 ops on 64 numbers
+        t = lucid.tanh(t) * 0.9
+    return t
+
+for name, fn in [("one 256x256 matmul", run_big), ("300 tiny elementwise ops", run_tiny)]:
+    with lucid.count_flops():
+        flops = fn().flops
+    t0 = time.perf_counter()
+    fn()
+    dt = time.perf_counter() - t0
+    print(f"{name:26s} {flops:>12,} MACs  {1e3 * dt:8.2f} ms  {flops / dt / 1e6:10.1f} M/s")
+'''),
+    md("""
+The matmul does hundreds of times more work and still finishes sooner. For small models the cost
+is dominated by the *number of ops*, not by FLOPs; for big ones, FLOPs (and memory traffic)
+dominate.
+
+## Exercise
+
+A `Linear(100, 50)` layer runs on a batch of 16 inputs. How many MACs does its forward pass
+cost? And in FLOPs (2·MACs)? Work it out, then check it with `count_flops`.
+
+### Answer
+
+The matmul `(16, 100) @ (100, 50)` costs `16·50·100 = 80,000` MACs, the bias add `16·50 = 800`:
+**80,800 MACs**, or **161,600 FLOPs** as 2·MACs.
+"""),
+    code('''
+layer = nn.Linear(100, 50)
+with lucid.count_flops():
+    out = layer(lucid.zeros(16, 100, dtype=lucid.Float32))
+print(out.flops, "MACs =", 2 * out.flops, "FLOPs (2*MACs)")
+''', check=True),
+]
+
+# ------------------------------------------------------------------------------------ 06
+NB06 = [
+    md("""
+# 06 · Parameters, buffers and `state_dict`
+
+A model is a tree of `nn.Module`s. Each module owns three kinds of things:
+
+* **Parameters** (`nn.Parameter`): tensors the optimizer trains (`requires_grad=True`);
+* **Buffers** (`nn.Buffer`): state that is saved and moved with the model but never trained -
+  BatchNorm's running mean and variance are the classic example;
+* **sub-modules**.
+
+In this chapter we see how a module finds them (registration through `__setattr__`), list them
+by name, look at BatchNorm's buffers, save and load a `state_dict`, and read the errors a strict
+load gives.
+"""),
+    code(setup("import numpy as np", "", "import lucid", "import lucid.nn as nn",
+               "import lucid.nn.functional as F")),
+    md("""
+## 1. Registration happens in `__setattr__`
+
+Assigning an attribute to a module is not a plain assignment: `Module.__setattr__` looks at the
+value. A `Parameter` goes into the module's parameter registry, a `Buffer` into its buffer
+registry, a `Module` into its children; anything else (a string, a float) stays a plain
+attribute.
+"""),
+    code('''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 3)                                     # a child module
+        self.bn = nn.BatchNorm1d(3)                                    # a child with buffers
+        self.fc2 = nn.Linear(3, 2)
+        self.scale = nn.Parameter(lucid.ones(2, dtype=lucid.Float32))  # a parameter
+        self.register_buffer("steps", nn.Buffer(lucid.zeros(1)))       # a buffer
+        self.note = "a plain attribute"                                # not registered
+
+    def forward(self, x):
+        self.steps += 1
+        return self.fc2(F.relu(self.bn(self.fc1(x)))) * self.scale
+
+net = Net()
+print(net)
+'''),
+    md("""
+`named_parameters()` and `named_buffers()` walk the tree in registration order, naming each
+tensor by its path (`module.attribute`), exactly as PyTorch does:
+"""),
+    code('''
+print("parameters:")
+for name, p in net.named_parameters():
+    print(f"  {name:22s} {str(p.shape):7s} {p.dtype}  requires_grad={p.requires_grad}")
+print("buffers:")
+for name, b in net.named_buffers():
+    print(f"  {name:22s} {str(b.shape):7s} {b.dtype}  requires_grad={b.requires_grad}")
+print("children:", [name for name, _ in net.named_children()])
+print("parameter count:", sum(p.size for p in net.parameters()))
+''', check=True),
+    md("""
+Reassigning a name replaces the entry, and assigning `None` keeps an empty, optional slot that
+`state_dict` skips. (We do it on a throwaway copy.)
+"""),
+    code('''
+tmp = Net()
+tmp.fc1 = nn.Identity()          # the old Linear and its two parameters are gone
+tmp.scale = None                 # an empty optional slot
+print([name for name, _ in tmp.named_parameters()])
+''', check=True),
+    md("""
+## 2. BatchNorm's running statistics are buffers
+
+`BatchNorm1d` normalises with the batch's mean and variance while **training**, and keeps an
+exponential moving average of them (`running_mean`, `running_var`, momentum 0.1) for
+**evaluation**. These averages are not trained by gradients, so they are buffers: saved in the
+`state_dict`, moved by `.to()`, ignored by optimizers.
+"""),
+    code('''
+x = lucid.random.randn(8, 4, dtype=lucid.Float32)
+np.set_printoptions(precision=4, suppress=True)
+
+def show(when):
+    bn = net.bn
+    print(f"{when:14s}", bn.running_mean.numpy(), " batches:", bn.num_batches_tracked.item())
+
+show("before:")
+net.train()
+net(x)
+show("after 1 train:")
+net.eval()
+net(x)
+show("after 1 eval:")
+print(f"{'steps buffer:':14s}", net.steps.numpy())
+''', check=True),
+    md("""
+In evaluation mode the running statistics are read, not updated. `train()` / `eval()` set the
+mode of the whole tree. (`steps` counted both calls: our own `forward` increments it.)
+
+## 3. `state_dict`: every parameter and buffer, by name
+
+`state_dict()` is an ordered dict from the dotted name to a **copy** of the array: parameters and
+buffers together, own entries first, then each child's.
+"""),
+    code('''
+sd = net.state_dict()
+for key, value in sd.items():
+    print(f"{key:22s} {type(value).__name__:8s} {str(value.shape):7s} {value.dtype}")
+''', check=True),
+    md("""
+## 4. Strict loading tells you *everything* that is wrong
+
+`load_state_dict(sd)` is strict by default: it collects every missing key, unexpected key,
+wrong shape and wrong dtype, and raises **once** with the whole list - so you fix everything in
+one go, instead of one error per run.
+"""),
+    code('''
+broken = dict(sd)
+del broken["fc1.bias"]                              # missing
+broken["head.weight"] = sd["fc2.weight"]            # unexpected
+broken["fc2.weight"] = np.zeros((5, 3), np.float32) # wrong shape
+
+try:
+    net.load_state_dict(broken)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+''', check=True),
+    md("""
+`strict=False` loads what matches and *returns* the lists instead of raising (useful when you
+reuse part of a model, e.g. a backbone without its head):
+"""),
+    code('''
+partial = {k: v for k, v in sd.items() if not k.startswith("fc2.")}
+partial["head.weight"] = sd["fc2.weight"]
+result = net.load_state_dict(partial, strict=False)
+print("missing:   ", result.missing_keys)
+print("unexpected:", result.unexpected_keys)
+''', check=True),
+    md("""
+## 5. Saving and loading safely
+
+`lucid.save` writes a state dict (or a tensor) in a safetensors-style layout: a JSON header plus
+raw bytes. There is **no pickle** anywhere, so loading a file can never run code. We save to a
+temporary folder, load into a fresh model and compare every entry.
+"""),
+    code('''
+import os
+import tempfile
+
+folder = tempfile.mkdtemp()
+path = os.path.join(folder, "net.lucid")
+lucid.save(net.state_dict(), path)
+
+fresh = Net()
+fresh.load_state_dict(lucid.load(path))
+pairs = zip(net.state_dict().values(), fresh.state_dict().values())
+same = all(np.array_equal(a, b) for a, b in pairs)
+print("every entry identical after the round trip:", same)
+print("fresh model's running_mean:", fresh.bn.running_mean.numpy())
+''', check=True),
+    md("""
+A damaged file gives a clear `ValueError`, never garbage weights:
+"""),
+    code('''
+with open(path, "r+b") as f:
+    f.truncate(20)                       # cut the file short
+
+try:
+    lucid.load(path)
+except ValueError as err:
+    print("ValueError:", str(err).replace(path, "<file>"))
+''', check=True),
+    code('''
+import shutil
+
+shutil.rmtree(folder)
+'''),
+    md("""
+## Exercises
+
+**1.** A module stores a tensor as `self.mask = lucid.ones(3)` (a plain `Tensor`, neither a
+`Parameter` nor a `Buffer`). Is it in `state_dict()`? How would you make it saved but not
+trained?
+
+**2.** Which keys does `nn.BatchNorm1d(3).state_dict()` have, and which of them would an
+optimizer update?
+
+### Answers
+"""),
+    code('''
+class Masked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = lucid.ones(3)                               # plain tensor: not registered
+        self.register_buffer("saved_mask", lucid.ones(3))      # a buffer: saved, not trained
+
+print("1.", list(Masked().state_dict()))
+
+bn = nn.BatchNorm1d(3)
+print("2.", list(bn.state_dict()))
+print("   trained by an optimizer:", [name for name, _ in bn.named_parameters()])
+''', check=True),
+]
+
+NOTEBOOKS = {
+    "04": ("04_devices_cpu_gpu.ipynb", NB04),
+    "05": ("05_flops.ipynb", NB05),
+    "06": ("06_parameters_buffers_state_dict.ipynb", NB06),
+}
+
+
+def build(key: str) -> None:
+    name, cells = NOTEBOOKS[key]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = cells
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    t0 = time.perf_counter()
+    NotebookClient(nb, kernel_name="python3", timeout=120,
+                   resources={"metadata": {"path": str(HERE)}}).execute()
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{key}-{i:02d}"
+    nbformat.write(nb, HERE / name)
+    print(f"{name}: executed in {time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    for key in sys.argv[1:] or list(NOTEBOOKS):
+        build(key)
