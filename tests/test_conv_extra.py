@@ -438,3 +438,21 @@ def test_matches_pytorch_when_installed():
         ty.backward(torch.tensor(g))
         for a, ta in zip(ours, theirs):
             np.testing.assert_allclose(a.grad, ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_conv_frees_its_columns_only_when_the_graph_is_released():
+    """Backward drops conv's saved im2col columns early (before dcols is allocated) only on the
+    last backward: with retain_graph=True a second backward still works and doubles the grads."""
+    x = lucid.Tensor(rnd(2, 3, 5, 5), requires_grad=True)
+    w = lucid.Tensor(rnd(4, 3, 3, 3), requires_grad=True)
+    y = F.conv2d(x, w, padding=1)
+    loss = (y * y).sum()
+    loss.backward(retain_graph=True)
+    gx, gw = x.grad.copy(), w.grad.copy()
+    assert "cols" in y._op.__dict__
+    loss.backward()
+    np.testing.assert_allclose(x.grad, 2 * gx, rtol=1e-12)
+    np.testing.assert_allclose(w.grad, 2 * gw, rtol=1e-12)
+    assert not y._op.__dict__  # released
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        loss.backward()

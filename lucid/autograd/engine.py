@@ -126,6 +126,8 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
             if op.saves_output and node._version:
                 raise _version_error(node, op)
             backend = BACKENDS[node.device]
+            if op.wants_final:
+                op.final = not retain_graph
             if op.fallback and node.device != "cpu":
                 grads = fallback.backward(op, backend, g)
             else:

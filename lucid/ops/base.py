@@ -55,6 +55,10 @@ class Op:
     saves_output: ClassVar[bool] = False
     #: record ``self.needs`` (which inputs require grad) so backward can skip dead work
     wants_needs: ClassVar[bool] = False
+    #: before backward, the engine sets ``self.final`` (True when the graph is released right
+    #: after it) so backward can free a large saved buffer as soon as it has used it
+    wants_final: ClassVar[bool] = False
+    final: bool = False
     #: the "gpu" backend lacks this op: run it with NumPy and move the result (warns once)
     fallback: ClassVar[bool] = False
     #: on "gpu", give results the dtype NumPy would (MLX promotes integers differently)
