@@ -18,8 +18,10 @@ $(STAMP): pyproject.toml | $(BIN)/python
 # Jupyter refuses to run as root unless told (containers, CI); ordinary users never need it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
+# Serves notebooks/ and opens the tour's first page (tests/browser starts JupyterLab the same way).
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=notebooks \
+		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 test: $(STAMP)
 	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks

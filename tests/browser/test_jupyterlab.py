@@ -1,0 +1,277 @@
+"""The classroom notebook in a real browser: JupyterLab + headless Chromium (through Playwright).
+
+The nbval run proves every cell executes; it cannot prove that a student *sees* anything. This
+test starts its own JupyterLab on a copy of 03_backward_step_by_step.ipynb, runs all cells in
+Chromium, presses Play on the backward stepper and waits for the slider to reach the last step,
+then checks that the widget and the Graphviz SVG are on the page and saves a screenshot.
+
+Needs Debian's chromium (or LUCID_CHROMIUM=/path/to/chromium) and the `playwright` package (the
+dev extra; its own browser download is never used). Without them the test skips, unless
+LUCID_REQUIRE_BROWSER=1, which CI sets so a missing browser fails instead of passing silently.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOK = "03_backward_step_by_step.ipynb"
+ARTIFACTS = REPO / ".artifacts" / "browser"  # ignored by git
+SERVER_START_S = 90
+PAGE_S = 60  # open the notebook, start the kernel, run all cells
+PLAY_S = 30  # the Play widget ticks every 0.9 s; the graph redraws in the kernel at each tick
+# What `make lab` passes too (the Makefile's lab target); the test adds its own root and notebook.
+ROOT_FLAG = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+# Debian's chromium, started the way this machine's network needs (no background connections).
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def _unavailable(reason: str) -> None:
+    """Skip, or fail when CI demands the browser test (LUCID_REQUIRE_BROWSER=1)."""
+    if os.environ.get("LUCID_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"LUCID_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def chromium() -> str:
+    """The Chromium binary: $LUCID_CHROMIUM, else `chromium` on PATH (Debian: /usr/bin/chromium).
+
+    Checked, with the playwright package, before the server starts: a skip costs nothing."""
+    if importlib.util.find_spec("playwright") is None:
+        _unavailable("the playwright package is not installed (pip install -e '.[dev]')")
+    override = os.environ.get("LUCID_CHROMIUM")
+    if override is not None:
+        if not (os.path.isfile(override) and os.access(override, os.X_OK)):
+            _unavailable(f"LUCID_CHROMIUM={override!r} is not an executable file")
+        return override
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        _unavailable("no Chromium found (apt-get install chromium, or set LUCID_CHROMIUM)")
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux /proc; elsewhere none are known)."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _is_kernel(pid: int) -> bool:
+    try:
+        return b"ipykernel" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+@dataclass
+class Lab:
+    url: str
+    log: Path
+
+
+def _settings(settings_dir: Path) -> None:
+    """User settings of the throw-away JupyterLab: no news pop-up over the notebook."""
+    path = settings_dir / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
+    """A JupyterLab of our own on 127.0.0.1, serving a copy of the notebook; always stopped."""
+    if importlib.util.find_spec("jupyterlab") is None:
+        _unavailable("jupyterlab is not installed (the notebooks extra)")
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(REPO / "notebooks" / NOTEBOOK, root / NOTEBOOK)  # the repo's copy is never saved
+    state = tmp_path / "jupyter"
+    settings_dir, workspaces = state / "settings", state / "workspaces"
+    _settings(settings_dir)
+    workspaces.mkdir()
+    env = dict(os.environ)
+    env.update({  # no config, kernels, sessions or IPython start-up files of the user's
+        "JUPYTER_CONFIG_DIR": str(state / "config"),
+        "JUPYTER_DATA_DIR": str(state / "data"),
+        "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(settings_dir),
+        "JUPYTERLAB_WORKSPACES_DIR": str(workspaces),
+        "IPYTHONDIR": str(state / "ipython"),
+        "JUPYTER_PLATFORM_DIRS": "1",
+    })
+    port, token = _free_port(), secrets.token_hex(16)
+    cmd = [
+        sys.executable, "-m", "jupyterlab", *ROOT_FLAG,
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.default_url=/lab/tree/{NOTEBOOK}",
+        "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--LabApp.user_settings_dir={settings_dir}",
+        f"--LabApp.workspaces_dir={workspaces}",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, as JupyterLab's own UI tests
+    ]
+    log = tmp_path / "jupyterlab.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    kernels: set[int] = set()
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        status = f"http://127.0.0.1:{port}/api/status?token={token}"
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"JupyterLab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(status, timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"JupyterLab not ready in {SERVER_START_S} s:\n"
+                            f"{log.read_text()[-3000:]}")
+            time.sleep(0.25)
+        yield Lab(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}", log)
+    finally:
+        kernels.update(_children(proc.pid))  # kernels run in sessions of their own
+        _kill_group(proc.pid, signal.SIGTERM)  # the server shuts its kernels down on SIGTERM
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        for pid in kernels:  # any kernel the server could not stop
+            if _is_kernel(pid):
+                _kill_group(pid, signal.SIGKILL)
+
+
+# JavaScript run in the page through window.jupyterapp (exposed by expose_app_in_browser).
+_NOTEBOOK_READY = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const kernel = panel && panel.sessionContext && panel.sessionContext.session
+        && panel.sessionContext.session.kernel;
+    return !!(panel && panel.content && panel.context.isReady && kernel
+              && kernel.status === 'idle');
+}"""
+# Clearing first drops the stored outputs (and their saved widget state), so "every code cell
+# has an execution count" can only mean this run.
+_RUN_ALL = """async () => {
+    await window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs');
+    window.jupyterapp.commands.execute('notebook:run-all-cells');
+}"""
+_ALL_RUN = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const cells = panel.content.widgets.filter(c => c.model.type === 'code');
+    return panel.sessionContext.session.kernel.status === 'idle'
+        && cells.every(c => c.model.executionCount !== null);
+}"""
+# The stepper's state, read afresh each time: the kernel replaces the picture at every step.
+_STEPPER = """(out) => {
+    const handle = out.querySelector('.widget-slider .noUi-handle');
+    const svg = out.querySelector('.widget-html-content svg');
+    return {
+        play: out.querySelectorAll('.widget-play button .fa-play').length,
+        now: handle && Number(handle.getAttribute('aria-valuenow')),
+        max: handle && Number(handle.getAttribute('aria-valuemax')),
+        readout: (out.querySelector('.widget-readout') || {}).textContent,
+        nodes: svg ? svg.querySelectorAll('g.node').length : 0,
+        edges: svg ? svg.querySelectorAll('g.edge').length : 0,
+        title: svg ? svg.textContent : '',
+    };
+}"""
+_AT_STEP = """([out, k, title]) => {
+    const handle = out.querySelector('.widget-slider .noUi-handle');
+    const svg = out.querySelector('.widget-html-content svg');
+    return Number(handle.getAttribute('aria-valuenow')) === k
+        && !!svg && svg.textContent.includes(title);
+}"""
+
+
+def _play_stepper(page, url: str) -> dict:
+    """Open the notebook, run every cell, press Play and wait for the last step; its state."""
+    page.goto(url)
+    page.wait_for_function(_NOTEBOOK_READY, polling=250)
+    page.evaluate(_RUN_ALL)
+    page.wait_for_function(_ALL_RUN, polling=250)
+
+    # the output holding the live widget (the notebook has one stepper)
+    out = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-play"))
+    out.scroll_into_view_if_needed()
+    before = out.evaluate(_STEPPER)
+    assert before["play"] == 1 and before["max"] is not None, f"no Play + slider: {before}"
+    assert before["now"] == 0 and before["nodes"] >= 3, f"stepper not at a drawn step 0: {before}"
+
+    out.locator(".widget-play button").filter(has=page.locator(".fa-play")).click()
+    last = before["max"]
+    # the slider reaches the last step and the kernel redraws the picture for it ("step n/n")
+    page.wait_for_function(_AT_STEP, arg=[out.element_handle(), last, f"{last + 1}/{last + 1}"],
+                           timeout=PLAY_S * 1000, polling=100)
+    # at the end the player stops by itself (no repeat): its button shows "play" again
+    out.locator(".widget-play button .fa-play").wait_for(timeout=PLAY_S * 1000)
+    out.scroll_into_view_if_needed()
+    return out.evaluate(_STEPPER)
+
+
+def test_stepper_plays_in_jupyterlab(chromium: str, lab: Lab, capsys) -> None:
+    from playwright.sync_api import sync_playwright  # late: present only with the dev extra
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "jupyterlab_stepper.png"
+    with sync_playwright() as pw:
+        # launch() gives Chromium a fresh, throw-away profile (user-data-dir) every time
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(PAGE_S * 1000)
+            try:
+                after = _play_stepper(page, lab.url)
+                page.screenshot(path=str(shot))
+            except BaseException:
+                failed = ARTIFACTS / "jupyterlab_stepper_failure.png"
+                page.screenshot(path=str(failed), timeout=10_000)
+                print(f"failure screenshot: {failed}\nserver log {lab.log}:\n"
+                      f"{lab.log.read_text()[-3000:]}")
+                raise
+        finally:
+            browser.close()
+    with capsys.disabled():
+        print(f"\nscreenshot: {shot}")
+    assert after["readout"].strip() == str(after["max"]), after
+    assert after["nodes"] >= 3 and after["edges"] >= 2, f"the graph lost its nodes: {after}"
