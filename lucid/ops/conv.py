@@ -55,10 +55,8 @@ the kh·kw slices (remembering which offset won), average pooling their mean; th
 adds the gradient back through the same slices.
 
 FLOPs convention: multiply-accumulates (MACs) as for matmul.  A convolution costs
-``N·Cout·∏out·(Cin/groups)·∏kernel`` MACs (the seed's rule), a transposed convolution the
-same count for the convolution it is the adjoint of; an optional bias (the op's third input,
-added to the GEMM's output in place) adds one FLOP per output element, as a separate ``add``
-would.
+``N·Cout·∏out·(Cin/groups)·∏kernel`` MACs (the seed's rule; a bias is a separate ``add``
+op), a transposed convolution the same count for the convolution it is the adjoint of.
 Backward computes one product of the same size per operand that requires grad (dx and dW),
 so 2·MACs when both do.  Pooling counts one per window element (``out.size·∏kernel``) forward,
 and the same backward (each window element receives or is tested for its share).  Building and
@@ -330,30 +328,6 @@ class _ConvBase(Op):
         if g < 1:
             raise self.error(f"groups must be a positive int, got {g}")
 
-    def check_bias(self, b: Any, cout: int, w: Any) -> None:
-        if b is not None and tuple(b.shape) != (cout,):
-            raise self.error(
-                f"bias of shape {fmt(tuple(b.shape))} does not match the {cout} output "
-                f"channels (weight shape {fmt(tuple(w.shape))}); expected ({cout},)"
-            )
-
-    @staticmethod
-    def add_bias(xp: Any, y: Any, b: Any, shape: tuple[int, ...]) -> Any:
-        """y + b (b reshaped to ``shape`` to broadcast per output channel), in place when
-        the dtypes agree (y is the op's own fresh array)."""
-        b = b.reshape(shape)
-        if b.dtype == y.dtype:
-            y += b
-            return y
-        return y + b
-
-    def bias_flops(self, out: Any, b: Any) -> tuple[int, int]:
-        """(forward, backward) FLOPs of the bias: one add per output element; backward sums
-        the gradient over everything but the channel (out.size - Cout adds)."""
-        if b is None:
-            return 0, 0
-        return out.size, (out.size - b.size) if self.needs[2] else 0
-
 
 def _padding(label: str, padding: Any, d: int) -> tuple[tuple[int, int], ...]:
     """An int, a d-tuple of ints, or explicit (before, after) pairs -> d pairs."""
@@ -381,8 +355,6 @@ class Conv(_ConvBase):
         dL/dW = g @ cols^T          dL/dx = col2im(W^T @ g)
 
     Computed as one GEMM per group forward, and one per operand that requires grad backward.
-    With a bias b (Cout,), y += b per output channel and dL/db = g summed over all but the
-    channel axis.
     """
 
     name = "conv"
@@ -391,7 +363,7 @@ class Conv(_ConvBase):
     def weight_axes(self) -> str:
         return "out_channels, in_channels/groups"
 
-    def forward(self, xp, x, w, b=None):
+    def forward(self, xp, x, w):
         self.check(x, w)
         n, c = x.shape[0], x.shape[1]
         cout, g = w.shape[0], self.groups
@@ -407,23 +379,17 @@ class Conv(_ConvBase):
                 f"the weight's {cout} output channels (weight shape {fmt(tuple(w.shape))}) "
                 f"are not divisible by groups={g}"
             )
-        self.check_bias(b, cout, w)
         win = self.win = Windows(self.label, x.shape[2:], w.shape[2:], self.stride,
                                  self.padding, self.dilation)
         self.cols = win.im2col(xp, x, g)  # (G, C/G·taps, prod(out)·N)
         self.wmat = w.reshape((g, cout // g, -1))  # (G, Cout/G, C/G·taps)
         self.n, self.c, self.cout, self.wshape = n, c, cout, tuple(w.shape)
-        y = xp.matmul(self.wmat, self.cols)
-        if b is not None:  # the bias rides along: one pass over the fresh GEMM output
-            y = self.add_bias(xp, y, b, (g, cout // g, 1))
-        return win.from_matrix(xp, y, cout, n)
+        return win.from_matrix(xp, xp.matmul(self.wmat, self.cols), cout, n)
 
     def backward(self, xp, g):
         win = self.win
         g2 = win.to_matrix(xp, g, self.groups)  # (G, Cout/G, prod(out)·N)
-        gx = gw = gb = None
-        if len(self.needs) == 3 and self.needs[2]:
-            gb = xp.sum(g2, axis=2).reshape((self.cout,))
+        gx = gw = None
         if self.needs[1]:
             # (cols @ g^T)^T rather than g @ cols^T: the same product, but BLAS runs the long
             # prod(out)·N contraction faster with the small (Cout) operand last
@@ -436,18 +402,17 @@ class Conv(_ConvBase):
         if self.needs[0]:
             dcols = xp.matmul(xp.swapaxes(self.wmat, 1, 2), g2)
             gx = win.col2im(xp, dcols, self.c, self.n)
-        return gx, gw, gb
+        return gx, gw
 
     def macs(self, out: Any, w: Any) -> int:
         """N·Cout·prod(out)·(Cin/groups)·prod(kernel)."""
         return numel(tuple(out.shape)) * numel(tuple(w.shape[1:]))
 
-    def forward_flops(self, out, x, w, b=None):
-        return self.macs(out, w) + self.bias_flops(out, b)[0]
+    def forward_flops(self, out, x, w):
+        return self.macs(out, w)
 
-    def backward_flops(self, out, x, w, b=None):
-        macs = (int(self.needs[0]) + int(self.needs[1])) * self.macs(out, w)
-        return macs + self.bias_flops(out, b)[1]
+    def backward_flops(self, out, x, w):
+        return (int(self.needs[0]) + int(self.needs[1])) * self.macs(out, w)
 
 
 class ConvTranspose(_ConvBase):
@@ -479,7 +444,7 @@ class ConvTranspose(_ConvBase):
     def weight_axes(self) -> str:
         return "in_channels, out_channels/groups"
 
-    def forward(self, xp, x, w, b=None):
+    def forward(self, xp, x, w):
         self.check(x, w)
         n, cin = x.shape[0], x.shape[1]
         g = self.groups
@@ -496,7 +461,6 @@ class ConvTranspose(_ConvBase):
                 f"not divisible by groups={g}"
             )
         cout = w.shape[1] * g
-        self.check_bias(b, cout, w)
         size = tuple(
             (s - 1) * st - lo - hi + dl * (k - 1) + op + 1
             for s, st, (lo, hi), dl, k, op in zip(x.shape[2:], self.stride, self.padding,
@@ -514,35 +478,29 @@ class ConvTranspose(_ConvBase):
         self.wmat = w.reshape((g, cin // g, -1))  # (G, Cin/G, Cout/G·taps)
         self.n, self.cout, self.cin, self.wshape = n, cout, cin, tuple(w.shape)
         dcols = xp.matmul(xp.swapaxes(self.wmat, 1, 2), win.to_matrix(xp, x, g))
-        y = win.col2im(xp, dcols, cout, n)
-        if b is not None:
-            y = self.add_bias(xp, y, b, (1, cout) + (1,) * self.d)
-        return y
+        return win.col2im(xp, dcols, cout, n)
 
     def backward(self, xp, g):
         win = self.win
         cols = win.im2col(xp, g, self.groups)  # (G, Cout/G·taps, prod(in)·N)
-        gx = gw = gb = None
-        if len(self.needs) == 3 and self.needs[2]:
-            gb = xp.sum(g, axis=(0, *range(2, g.ndim)))
+        gx = gw = None
         if self.needs[0]:
             gx = win.from_matrix(xp, xp.matmul(self.wmat, cols), self.cin, self.n)
         if self.needs[1]:
             x2 = win.to_matrix(xp, self.x, self.groups)  # (G, Cin/G, prod(in)·N)
             gw = xp.swapaxes(xp.matmul(cols, xp.swapaxes(x2, 1, 2)), 1, 2)
             gw = gw.reshape(self.wshape)
-        return gx, gw, gb
+        return gx, gw
 
     def macs(self, x: Any, w: Any) -> int:
         """N·Cin·prod(in)·(Cout/groups)·prod(kernel): the MACs of the adjoint convolution."""
         return numel(tuple(x.shape)) * numel(tuple(w.shape[1:]))
 
-    def forward_flops(self, out, x, w, b=None):
-        return self.macs(x, w) + self.bias_flops(out, b)[0]
+    def forward_flops(self, out, x, w):
+        return self.macs(x, w)
 
-    def backward_flops(self, out, x, w, b=None):
-        macs = (int(self.needs[0]) + int(self.needs[1])) * self.macs(x, w)
-        return macs + self.bias_flops(out, b)[1]
+    def backward_flops(self, out, x, w):
+        return (int(self.needs[0]) + int(self.needs[1])) * self.macs(x, w)
 
 
 class Unfold(Op):

@@ -91,9 +91,9 @@ def test_two_layer_mlp_nodes_edges_and_roles():
 def test_seed_conv_example_counts_and_flops_match_tensor_flops():
     model, x = seed_conv()
     graph = trace(model, x)
-    # the bias is conv's third input (added in the GEMM's output pass), not a separate add
-    assert len(graph.nodes) == 8 and len(graph.edges) == 7
-    assert [n.op for n in graph.nodes if not n.is_leaf] == ["Conv", "ReLU", "Conv"]
+    assert len(graph.nodes) == 12 and len(graph.edges) == 11
+    assert [n.op for n in graph.nodes if not n.is_leaf] == [
+        "Conv", "Reshape", "Add", "ReLU", "Conv", "Reshape", "Add"]
     assert sum(n.role == "parameter" for n in graph.nodes) == 4
     with lucid.count_flops():
         y = model(x)
@@ -101,24 +101,23 @@ def test_seed_conv_example_counts_and_flops_match_tensor_flops():
 
     dot = to_dot(graph)
     drawn = nodes(dot)
-    assert len(drawn) == 8 and len(edges(dot)) == 7
+    assert len(drawn) == 12 and len(edges(dot)) == 11
     for n in graph.nodes:
         if not n.is_leaf:
             assert f"\n{n.flops:,} MACs" in drawn[n.id][0]
-    # the first conv: 32*32*16 outputs x 27 MACs = 442,368, plus one bias add per output
-    assert "\n458,752 MACs" in drawn["n3"][0]
+    assert "\n442,368 MACs" in drawn["n2"][0]  # the first conv: 32*32*16 outputs x 27 MACs
     assert f"total {y.flops:,} MACs forward" in title(dot)
     assert "unit: MACs" in title(dot)
 
     doubled = to_dot(graph, flops_unit="2*MACs")
     assert f"total {2 * y.flops:,} FLOPs forward" in title(doubled)
     assert "2*MACs" in title(doubled)
-    assert "\n917,504 FLOPs" in nodes(doubled)["n3"][0]
+    assert "\n884,736 FLOPs" in nodes(doubled)["n2"][0]
 
     both = to_dot(graph, backward=True)
     bwd = sum(n.flops_bwd for n in graph.nodes if not n.is_leaf)
     assert f"{bwd:,} MACs backward" in title(both)
-    assert f"bwd {graph.node('n7').flops_bwd:,} MACs" in nodes(both)["n7"][0]
+    assert f"bwd {graph.node('n8').flops_bwd:,} MACs" in nodes(both)["n8"][0]
 
 
 def test_flops_of_a_plain_tensor_graph_match_tensor_flops():
@@ -285,24 +284,23 @@ def test_guard_truncates_a_graph_without_modules():
 def test_highlight_nodes_and_edges():
     model, x = seed_conv()
     graph = trace(model, x)
-    # n3 Conv -> n4 ReLU -> n7 Conv (the output)
-    dot = to_dot(graph, highlight_nodes=["n4"], highlight_edges=[("n3", "n4")])
-    attrs = nodes(dot)["n4"][1]
+    dot = to_dot(graph, highlight_nodes=["n6"], highlight_edges=[("n5", "n6")])
+    attrs = nodes(dot)["n6"][1]
     assert f'color="{HIGHLIGHT}"' in attrs and 'penwidth="3"' in attrs
-    assert "penwidth" not in nodes(dot)["n3"][1]
-    assert f'color="{HIGHLIGHT}", penwidth="2.5"' in edges(dot)[("n3", "n4")]
-    assert "penwidth" not in edges(dot)[("n4", "n7")]
+    assert "penwidth" not in nodes(dot)["n5"][1]
+    assert f'color="{HIGHLIGHT}", penwidth="2.5"' in edges(dot)[("n5", "n6")]
+    assert "penwidth" not in edges(dot)[("n6", "n8")]
 
-    edge = next(e for e in graph.edges if e.dst == "n7" and e.index == 0)
-    custom = to_dot(graph, highlight_nodes={"n7": "#00aa00"}, highlight_edges={edge: "#0000ff"})
-    assert 'color="#00aa00"' in nodes(custom)["n7"][1]
-    assert 'color="#0000ff"' in edges(custom)[("n4", "n7")]
+    edge = next(e for e in graph.edges if e.dst == "n8" and e.index == 0)
+    custom = to_dot(graph, highlight_nodes={"n8": "#00aa00"}, highlight_edges={edge: "#0000ff"})
+    assert 'color="#00aa00"' in nodes(custom)["n8"][1]
+    assert 'color="#0000ff"' in edges(custom)[("n6", "n8")]
 
-    one = to_dot(graph, highlight_nodes="n4", highlight_edges=("n3", "n4"))
+    one = to_dot(graph, highlight_nodes="n6", highlight_edges=("n5", "n6"))
     assert one == dot  # a single id / a single edge, not its characters
 
-    noted = to_dot(graph, notes={"n4": "grad norm 0.5"})
-    assert nodes(noted)["n4"][0].endswith("\ngrad norm 0.5")
+    noted = to_dot(graph, notes={"n6": "grad norm 0.5"})
+    assert nodes(noted)["n6"][0].endswith("\ngrad norm 0.5")
 
 
 def test_highlight_inside_a_collapsed_box_marks_the_box(resnet):
@@ -407,7 +405,7 @@ def test_save_svg_and_png(tmp_path):
     model, x = seed_conv()
     d = draw(model, x)
     svg = d.save(tmp_path / "g.svg").read_text()
-    assert "<svg" in svg and "458,752 MACs" in svg
+    assert "<svg" in svg and "442,368 MACs" in svg
     assert d.save(tmp_path / "g.png").read_bytes().startswith(b"\x89PNG")
 
 

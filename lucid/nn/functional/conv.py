@@ -3,9 +3,8 @@
 Each is the ``conv`` / ``conv_transpose`` op of ``lucid/ops/conv.py`` (im2col and one GEMM;
 its docstring draws the picture) plus what a layer adds around it:
 
-* a bias, passed to the op as its third input and added to the GEMM's output in the same
-  pass (FLOPs count one addition per output element, the seed's convention: conv MACs + bias
-  adds, exactly what a separate broadcast ``add`` would count);
+* a bias, added as a separate broadcast ``add`` (so FLOPs count it as one addition per output
+  element, the seed's convention: conv MACs + bias adds);
 * an unbatched input (C, *S), run as a batch of one;
 * ``padding="same"`` (output as large as the input, stride 1) and ``padding="valid"`` (none).
 
@@ -19,6 +18,7 @@ from typing import Any
 
 from lucid.ops.base import apply
 from lucid.ops.conv import Conv, ConvTranspose, Unfold, ntuple
+from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold"]
@@ -60,13 +60,20 @@ def _same_padding(label: str, padding: Any, weight: Tensor, stride, dilation, d:
 
 
 def _run(label: str, d: int, op: Any, input: Tensor, weight: Tensor, bias: Any) -> Tensor:
-    """Apply ``op`` (with the bias, if any, as its third input) to a batched input."""
+    """Apply ``op`` to a batched input, then add the bias per output channel."""
     unbatched = input.ndim == d + 1
     x = input.reshape((1, *input.shape)) if unbatched else input
-    if bias is None:
-        y = apply(op, x, weight)
-    else:
-        y = apply(op, x, weight, _tensor(label, "bias", bias))
+    y = apply(op, x, weight)
+    if bias is not None:
+        bias = _tensor(label, "bias", bias)
+        cout = y.shape[1]
+        if tuple(bias.shape) != (cout,):
+            raise ValueError(
+                f"{label}: bias of shape {fmt(tuple(bias.shape))} does not match the {cout} "
+                f"output channels (weight shape {fmt(tuple(weight.shape))}); expected "
+                f"({cout},)"
+            )
+        y = y + bias.reshape((1, cout) + (1,) * d)
     return y.reshape(y.shape[1:]) if unbatched else y
 
 
