@@ -56,6 +56,26 @@ def test_summarize_counts_a_small_model_by_hand():
     assert "Linear" in str(s) and "(5, 4)" in str(s)
 
 
+def test_summarize_lists_calls_in_the_order_they_ran():
+    class Twice(nn.Module):
+        """One ReLU used at two places, as ResNet's BasicBlock does."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 3)
+            self.act = nn.ReLU()
+            self.fc2 = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.act(self.fc2(self.act(self.fc1(x))))
+
+    s = summarize(Twice(), (2, 4), print_summary=False)
+    assert [r.name for r in s.rows] == ["fc1", "act", "fc2", "act"]
+    assert [r.params for r in s.rows] == [15, 0, 12, 0]
+    assert [r.flops for r in s.rows] == [2 * 4 * 3 + 6, 6, 2 * 3 * 3 + 6, 6]
+    assert s.other_flops == 0
+
+
 def test_resnet_18_trains_a_step_on_both_devices():
     import pytest
 

@@ -93,16 +93,19 @@ def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
     x = zeros(*input_shape, dtype=dtype, device=device)
 
     leaves = [(n, m) for n, m in model.named_modules() if not list(m.children())]
-    spans: dict[int, list] = {}
+    calls: list[list] = []  # one [name, module, start, input shape, stop, output shape] per call
+    open_calls: dict[int, list] = {}
     handles = []
     for name, module in leaves:
         def pre(m, args, _name=name):
-            spans.setdefault(id(m), []).append([_name, len(tape), _first_shape(args), None, None])
+            call = [_name, m, len(tape), _first_shape(args), None, None]
+            calls.append(call)
+            open_calls.setdefault(id(m), []).append(call)
 
         def post(m, args, out):
-            span = spans[id(m)][-1]
-            span[3] = len(tape)
-            span[4] = _first_shape(out)
+            call = open_calls[id(m)].pop()
+            call[4] = len(tape)
+            call[5] = _first_shape(out)
 
         handles.append(module.register_forward_pre_hook(pre))
         handles.append(module.register_forward_hook(post))
@@ -118,14 +121,16 @@ def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
 
     summary = Summary(type(model).__name__)
     credited = 0
-    for name, module in leaves:
-        n_params = sum(p.size for p in module.parameters(recurse=False))
-        for _, start, in_shape, stop, out_shape in spans.get(id(module), []):
-            flops = sum(getattr(t._op, "flops", 0) for t in tape[start:stop])
-            credited += flops
-            summary.rows.append(LayerRow(name, type(module).__name__, in_shape, out_shape,
-                                         n_params, flops))
-            n_params = 0  # a module called twice shows its parameters once
+    shown: set[int] = set()
+    for name, module, start, in_shape, stop, out_shape in calls:  # in the order they ran
+        flops = sum(getattr(t._op, "flops", 0) for t in tape[start:stop])
+        credited += flops
+        # a module called twice (one ReLU used at two places) shows its parameters once
+        n_params = 0 if id(module) in shown else sum(
+            p.size for p in module.parameters(recurse=False))
+        shown.add(id(module))
+        summary.rows.append(LayerRow(name, type(module).__name__, in_shape, out_shape,
+                                     n_params, flops))
     summary.total_params = sum(p.size for p in params)
     summary.trainable_params = sum(p.size for p in params if p.requires_grad)
     summary.total_flops = sum(getattr(t._op, "flops", 0) for t in tape)
