@@ -98,13 +98,22 @@ def grad_norms(model: Any) -> dict[str, float]:
 
 
 def plot_grad_norms(history: Sequence[Mapping[str, float]], *, log: bool = True,
-                    title: str | None = None) -> Figure:
+                    title: str | None = None,
+                    ylim: tuple[float, float] | None = None) -> Figure:
     """Gradient norm per layer across training steps: the vanishing/exploding picture.
 
     ``history`` holds one ``{layer: norm}`` dict per step (see :func:`grad_norms`).  Lines are
     coloured from the first layer (dark) to the last (light), so a fan that opens towards the
-    input side shows gradients shrinking on their way back.  ``log=True`` uses a log scale.
+    input side shows gradients shrinking on their way back.  ``log=True`` uses a log scale;
+    ``ylim=(low, high)`` fixes the vertical range (norms that vanish to 1e-30 would otherwise
+    stretch a log axis until the healthy layers are a flat line at the top).
     """
+    if ylim is not None and (len(ylim) != 2 or not ylim[0] < ylim[1]
+                             or (log and ylim[0] <= 0)):
+        scale = " and low > 0 on a log scale" if log else ""
+        raise ValueError(
+            f"plot_grad_norms: ylim must be (low, high) with low < high{scale}, got {ylim!r}"
+        )
     layers: list[str] = []
     for step in history:
         for layer in step:
@@ -121,6 +130,8 @@ def plot_grad_norms(history: Sequence[Mapping[str, float]], *, log: bool = True,
     if log and history and any(v > 0 for step in history for v in step.values()):
         ax.set_yscale("log")
     ax.set_xlabel("training step")
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     ax.set_ylabel("gradient L2 norm")
     ax.set_title(title or "Gradient norm per layer", fontsize=10)
     ax.grid(alpha=0.3)

@@ -87,6 +87,15 @@ def test_grad_norm_lines_one_per_layer():
     assert len(many.axes) == 2  # a colour bar instead of a 20-entry legend
 
 
+def test_grad_norm_ylim():
+    history = [{"0": 1e-30, "2": 0.5}, {"0": 1e-31, "2": 0.4}]
+    assert plot_grad_norms(history, ylim=(1e-6, 10)).axes[0].get_ylim() == (1e-6, 10)
+    for bad in ((1.0, 0.1), (0.0, 1.0), (1.0,)):
+        with pytest.raises(ValueError, match=r"^plot_grad_norms: ylim must be \(low, high\)"):
+            plot_grad_norms(history, ylim=bad)
+    assert plot_grad_norms(history, log=False, ylim=(0.0, 1.0)).axes[0].get_ylim() == (0, 1)
+
+
 def test_loss_curves():
     fig = plot_loss([3.0, 2.0, 1.5, 1.2], val=[2.5, 1.4])
     ax = fig.axes[0]
