@@ -155,6 +155,28 @@ def test_no_grad_records_nothing_and_works_as_decorator():
     assert lucid.grad_enabled()
 
 
+def test_no_grad_and_enable_grad_decorate_without_parentheses():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+
+    @lucid.no_grad
+    def f(t):
+        assert not lucid.grad_enabled()
+        return t * 3
+
+    @lucid.enable_grad
+    def g(t):
+        return t * 3
+
+    assert f.__name__ == "f"
+    z = f(x)
+    assert z._op is None and not z.requires_grad and lucid.grad_enabled()
+    with lucid.no_grad():
+        assert g(x).requires_grad
+        assert not lucid.grad_enabled()
+    with pytest.raises(TypeError, match=r"^no_grad\(\) takes no arguments, got 3; use `with"):
+        lucid.no_grad(3)
+
+
 def test_no_grad_restores_mode_after_an_exception():
     with pytest.raises(ZeroDivisionError), lucid.no_grad():
         raise ZeroDivisionError

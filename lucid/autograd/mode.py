@@ -54,18 +54,32 @@ class _GradMode:
         return wrapper  # type: ignore[return-value]
 
 
-def no_grad() -> _GradMode:
-    """Disable graph recording: ``with lucid.no_grad(): ...`` or ``@lucid.no_grad()``.
+def _mode_or_decorated(enabled: bool, fn: Any) -> Any:
+    if fn is None:
+        return _GradMode(enabled)
+    if not callable(fn):
+        name = "no_grad" if not enabled else "enable_grad"
+        raise TypeError(
+            f"{name}() takes no arguments, got {fn!r}; use `with lucid.{name}():` or decorate "
+            f"a function with @lucid.{name}"
+        )
+    return _GradMode(enabled)(fn)
+
+
+def no_grad(fn: Any = None) -> Any:
+    """Disable graph recording: ``with lucid.no_grad(): ...``, ``@lucid.no_grad()`` or
+    ``@lucid.no_grad`` (as PyTorch allows both decorator spellings).
 
     Nothing is recorded inside (zero cost): results have ``requires_grad=False`` and no
     ``_op``/``_prev`` -- unless FLOPs counting is on, which keeps the graph to count it.
     """
-    return _GradMode(False)
+    return _mode_or_decorated(False, fn)
 
 
-def enable_grad() -> _GradMode:
-    """Re-enable graph recording inside a ``no_grad`` block."""
-    return _GradMode(True)
+def enable_grad(fn: Any = None) -> Any:
+    """Re-enable graph recording inside a ``no_grad`` block (a context manager, or a
+    decorator with or without parentheses)."""
+    return _mode_or_decorated(True, fn)
 
 
 @contextmanager

@@ -74,9 +74,11 @@ class MatMul(Op):
         k_a, k_b = sa[-1], sb[-2] if len(sb) > 1 else sb[0]
         if k_a != k_b:
             where = "second-to-last axis" if len(sb) > 1 else "length"
+            # .T reverses every axis, so on a batch of matrices only .mT swaps the last two
+            hint = "b.mT, which swaps b's last two axes" if len(sb) > 2 else "b.T"
             raise self.error(
                 f"{pair}: inner dimensions {k_a} and {k_b} differ. a's last axis must match "
-                f"b's {where}: transpose or reshape one operand (e.g. b.T).",
+                f"b's {where}: transpose or reshape one operand (e.g. {hint}).",
                 ValueError,
             )
         # shapes with 1-D operands promoted to matrices: (k,) -> (1,k) for a, (k,1) for b

@@ -371,7 +371,12 @@ class Linear(Op):
             )
         self.x, self.w, self.has_bias = x, w, b is not None
         y = xp.matmul(x, w.T)
-        return y if b is None else y + b
+        if b is not None:
+            if b.dtype == y.dtype:
+                y += b  # y is the GEMM's fresh output: add in place, no second array
+            else:
+                y = y + b  # promotes (a float64 bias on float32 inputs)
+        return y
 
     def backward(self, xp, g):
         x, w, needs = self.x, self.w, self.needs

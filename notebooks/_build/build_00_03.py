@@ -47,6 +47,7 @@ take a quick tour of everything; each later notebook zooms in on one part:
 | [06_parameters_buffers_state_dict.ipynb](06_parameters_buffers_state_dict.ipynb) | modules, parameters, buffers, saving |
 | [07_training_an_mlp.ipynb](07_training_an_mlp.ipynb) | training an MLP on real digits |
 | [08_cnns_and_resnet.ipynb](08_cnns_and_resnet.ipynb) | convolutions and ResNet-18 |
+| [09_layer_catalogue.ipynb](09_layer_catalogue.ipynb) | the rest of the catalogue: layers, losses, optimizers, schedulers, data |
 
 Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.
 """),
@@ -179,8 +180,9 @@ NB01 = [
     md("""
 # 01 · Tensors and dtypes
 
-A tensor is an array plus a little bookkeeping. In this notebook we look at the bookkeeping that
-says *what kind of numbers* a tensor holds: Lucid's dtypes.
+A tensor is an array plus a little bookkeeping. In this notebook we make tensors, turn them
+(`.T`, `.mT`) and pick elements out of them with a mask, then look at the bookkeeping that says
+*what kind of numbers* a tensor holds: Lucid's dtypes.
 
 Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
 """),
@@ -204,7 +206,52 @@ print(b.dtype, b.data.dtype)
 print(type(a.data).__name__, a.shape, a.ndim)
 """, check=True),
     md("""
-## 2. `Numeric`: one name for both backends
+`lucid.tensor(...)` is the function spelling of the same constructor (as in PyTorch): same
+arguments (`requires_grad=`, `dtype=`, `device=`), same result, a `Tensor`.
+"""),
+    code("""
+m = lucid.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+print(type(m).__name__, m.shape, m.dtype)
+print(lucid.tensor([1, 2, 3], dtype=lucid.Float32))
+""", check=True),
+    md("""
+## 2. Transposes: `.T` and `.mT`
+
+`.T` reverses **all** the axes (as in NumPy). `.mT` ("matrix transpose") swaps only the **last
+two**. For one matrix they agree; for a *batch* of matrices, shape `(batch, rows, cols)`, only
+`.mT` transposes each matrix and leaves the batch axis where it is.
+"""),
+    code("""
+print("m.T  =", m.T.tolist())
+print("m.mT =", m.mT.tolist())
+
+batch = lucid.tensor(np.arange(12.0).reshape(2, 2, 3))  # two 2x3 matrices
+print("batch", batch.shape, "-> .T", batch.T.shape, "  .mT", batch.mT.shape)
+print("each matrix times its own transpose:", (batch @ batch.mT).shape)
+try:
+    batch @ batch.T  # .T moved the batch axis to the end: the shapes no longer line up
+except ValueError as err:
+    print("with .T instead ->", err)
+""", check=True),
+    md("""
+## 3. Picking elements with a mask
+
+A comparison gives a `Bool` tensor, a **mask**. Indexing with it keeps the elements where the
+mask is `True`, as a 1-D tensor. Gradients flow through this selection: backward *scatters* each
+picked element's gradient back to its position and leaves zeros everywhere else. (That is
+exactly the gradient ReLU needs.)
+"""),
+    code("""
+x = lucid.tensor([-1.5, 2.0, -0.5, 3.0], requires_grad=True)
+mask = x > 0
+print("mask     =", mask.tolist(), mask.dtype)
+positive = x[x > 0]
+print("x[x > 0] =", positive.tolist())
+(positive ** 2).sum().backward()
+print("x.grad   =", x.grad.tolist(), " (2x where picked, 0 elsewhere)")
+""", check=True),
+    md("""
+## 4. `Numeric`: one name for both backends
 
 A Lucid dtype is a `lucid.types.Numeric(base_dtype, bits)`: a *kind* (bool, int, float, complex)
 and a *width*. The common ones are presets at the top level: `lucid.Float32`, `lucid.Int64`, ...
@@ -218,6 +265,22 @@ for t in [lucid.Int8, lucid.Int32, lucid.Int64, lucid.Float16, lucid.Float32, lu
     print(f"{t.name:10s} base={t.base_str:8s} bits={t.bits!s:4s} cpu={t.cpu}")
 print(lucid.types.Numeric(float, 32) == lucid.Float32)
 """, check=True),
+    md("""
+`.cpu` and `.gpu` are plain attributes. `parse(device)` picks one of them by device name; it is
+what Lucid calls when it creates a tensor on a device.
+"""),
+    code("""
+print("lucid.Int16.cpu             ->", repr(lucid.Int16.cpu), "-", lucid.Int16.cpu.itemsize, "bytes each")
+print("lucid.Float32.parse('cpu')  ->", repr(lucid.Float32.parse("cpu")))
+""", check=True),
+    code("""
+# The MLX side needs MLX installed (not checked: the cell prints a hint where it is missing)
+if lucid.gpu_status() == "missing":
+    print("MLX is not installed here, so there are no .gpu dtypes: pip install 'mlx[cpu]'")
+else:
+    print("lucid.Int16.gpu             ->", lucid.Int16.gpu)
+    print("lucid.Float32.parse('gpu')  ->", lucid.Float32.parse("gpu"))
+"""),
     code("""
 x = lucid.Tensor([1.5, 2.5], dtype=lucid.Float32)
 print(x, x.data.dtype)
@@ -225,7 +288,7 @@ print(x.astype(lucid.Int32))
 print(x.astype(lucid.Float16).dtype)
 """, check=True),
     md("""
-## 3. Bit-free types take their width from the data
+## 5. Bit-free types take their width from the data
 
 `lucid.Float`, `lucid.Int` and `lucid.Complex` have **no width** (`bits=None`). They mean "a
 float, as wide as the data already is". So float64 data stays 64-bit, float32 data stays 32-bit,
@@ -239,7 +302,41 @@ print(lucid.Tensor(np.array([1, 2], dtype=np.int32), dtype=lucid.Float).dtype)  
 print(lucid.Float.resolve_bits(np.dtype("float16")))
 """, check=True),
     md("""
-## 4. The gpu float64 policy
+`lucid.Int` and `lucid.Complex` work the same way. On their own they have no storage dtype yet
+(`.cpu` is `None`); they get one when they meet data. A fixed-width type such as `lucid.Int16`
+ignores the data's width and converts.
+"""),
+    code("""
+print("Int.cpu =", lucid.Int.cpu, "  Complex.cpu =", lucid.Complex.cpu)
+i64 = np.array([1, 2, 3])  # NumPy's default int: int64
+print("int64 data,   dtype=lucid.Int     ->", lucid.tensor(i64, dtype=lucid.Int).dtype, "  (width from the data)")
+print("int64 data,   dtype=lucid.Int16   ->", lucid.tensor(i64, dtype=lucid.Int16).dtype, "  (width fixed)")
+print("float data,   dtype=lucid.Int     ->", lucid.tensor([1.7, -2.7], dtype=lucid.Int).tolist(), " (cut toward 0)")
+print("float32 data, dtype=lucid.Complex ->", lucid.tensor(np.ones(2, np.float32), dtype=lucid.Complex).dtype)
+print("float64 data, dtype=lucid.Complex ->", lucid.tensor([1.0, 2.0], dtype=lucid.Complex).dtype)
+""", check=True),
+    md("""
+## 6. From a backend dtype back to a `Numeric`
+
+The other direction: `lucid.types.to_numeric_type` turns a NumPy or MLX dtype (or a Python
+type) into its `Numeric`; `Tensor.dtype` is built with it. Anything that is not a number or a
+bool (strings, dates, Python objects) is refused with a `TypeError` that says what *is* allowed.
+"""),
+    code("""
+from lucid.types import to_numeric_type
+
+for d in [np.dtype("float32"), np.dtype("complex128"), np.dtype("uint8"), np.dtype("bool"), int]:
+    print(f"{d!s:15s} -> {to_numeric_type(d)}")
+try:
+    to_numeric_type(np.dtype("U5"))  # NumPy's 5-character strings
+except TypeError as err:
+    print("TypeError:", err)
+""", check=True),
+    md("""
+That is also why `lucid.tensor(["a", "b"])` fails: NumPy would store the strings, but Lucid has no
+dtype for them.
+
+## 7. The gpu float64 policy
 
 GPUs driven by MLX (Apple Metal, NVIDIA CUDA) have no float64 arithmetic. Lucid's rule: a
 `Float64` tensor on the "gpu" device is *stored* as float32 there, but still *reports*
@@ -257,9 +354,12 @@ print("MLX runs on its CPU device    -> Float64 stored in",
     code("""
 # What this machine has (not checked: it differs between a laptop and a server)
 print(lucid.gpu_status())
+if lucid.gpu_status() != "missing":
+    # The dtype applies the policy itself: Float64's MLX dtype here
+    print("lucid.Float64.parse('gpu') ->", lucid.Float64.parse("gpu"))
 """),
     md("""
-## 5. Weak Python scalars
+## 8. Weak Python scalars
 
 Mixing a tensor with a plain Python number should not change the tensor's dtype: `2.5` is a
 *weak* scalar, it adapts to the tensor. Only when the tensor cannot hold the result (an int
@@ -408,7 +508,84 @@ print("keep_grad=True: a.grad =", round(float(a.grad), 6), " (= 1 + e)")
 print("               x.grad =", round(float(x.grad), 6))
 """, check=True),
     md("""
-## 5. Vectors, and FLOPs on the graph
+## 5. Hooks: watching a gradient in flight
+
+`keep_grad` keeps a gradient *after* backward. A **hook** sees it *during* backward:
+`t.register_hook(fn)` calls `fn(grad)` once `t`'s gradient is complete (all paths summed), before
+it is passed on. `register_hook` returns a **remover**: call its `.remove()` when you are done.
+"""),
+    code("""
+x = lucid.tensor(0.5, requires_grad=True)
+a = 2 * x
+y = a + lucid.exp(a)
+seen = []
+remover = a.register_hook(lambda g: seen.append(round(g.item(), 6)))
+y.backward()
+remover.remove()
+print("the hook saw dy/da =", seen, "  (1 + e =", round(1 + math.e, 6), ")")
+print("a.grad afterwards  =", a.grad, " (freed as usual; the hook saw it in time)")
+""", check=True),
+    md("""
+If the hook *returns* a tensor, that replaces the gradient passed on to the parents: this is how
+gradient clipping or scaling of one part of a network can be written. Below the hook halves what
+flows through `a`, so `x.grad` halves too; after `remove()` the same graph gives the full value.
+"""),
+    code("""
+x = lucid.tensor(0.5, requires_grad=True)
+a = 2 * x
+y = a + lucid.exp(a)
+remover = a.register_hook(lambda g: g * 0.5)
+y.backward(retain_graph=True)
+print("with the halving hook:", round(float(x.grad), 6))
+remover.remove()
+x.zero_grad()
+y.backward()
+print("hook removed         :", round(float(x.grad), 6), " (= 2 + 2e)")
+""", check=True),
+    md("""
+## 6. `detach()`: cutting the graph
+
+`t.detach()` gives the same values (it shares the array, copying nothing) but **no history**:
+for autograd it is a constant. So gradient stops there. Example: $y = x \\cdot
+\\operatorname{detach}(x)$ has the value $x^2$, but its gradient is $x$, not $2x$, because only
+one of the two factors is still in the graph. ("Stop-gradient" like this is used for targets
+that must not be trained, e.g. in reinforcement learning.)
+"""),
+    code("""
+x = lucid.tensor(3.0, requires_grad=True)
+xd = x.detach()
+print("x.detach(): requires_grad =", xd.requires_grad, " is_leaf =", xd.is_leaf,
+      " shares the data:", xd.data is x.data)
+y = x * xd
+y.backward()
+print("y =", y.item(), "  dy/dx =", float(x.grad), "  (x * x would give 2x = 6.0)")
+""", check=True),
+    md("""
+## 7. Not recording at all: `no_grad` and `grad_enabled()`
+
+Evaluating a model needs no graph, and recording one costs time and memory. `lucid.no_grad()`
+switches recording off: as a `with` block (notebook 03 uses that) or as a **decorator** on a
+function (`@lucid.no_grad`, or `@lucid.no_grad()`: both spellings work, as in PyTorch).
+`lucid.grad_enabled()` reads the switch;
+it is restored when the block or the function ends.
+"""),
+    code("""
+w = lucid.tensor([2.0, -1.0], requires_grad=True)
+
+@lucid.no_grad
+def predict(inputs):
+    print("  inside predict: grad_enabled() =", lucid.grad_enabled())
+    return (w * inputs).sum()
+
+print("before: grad_enabled() =", lucid.grad_enabled())
+p = predict(lucid.tensor([0.5, 0.25]))
+print("after : grad_enabled() =", lucid.grad_enabled())
+print("predict(...) =", p.item(), " requires_grad:", p.requires_grad, " op:", p._op)
+q = (w * lucid.tensor([0.5, 0.25])).sum()
+print("same sum, recorded =", q.item(), " requires_grad:", q.requires_grad, " op:", q.op_name)
+""", check=True),
+    md("""
+## 8. Vectors, and FLOPs on the graph
 
 The same works for whole arrays. Drawn inside `lucid.count_flops()`, each node shows its FLOPs.
 `backward()` with no argument seeds ones, exactly like calling `backward` on `y.sum()`.
@@ -453,11 +630,16 @@ NB03 = [
 
 `backward()` does its whole walk in one call. Here we slow it down: `lucid_viz.step_backward`
 replays the very same walk one node per step, showing which gradient arrives where and the local
-rule each op applies. Then we check gradients *by hand* with finite differences.
+rule each op applies. Then we check gradients *by hand* with finite differences, and finally
+see how Lucid draws graphs too big to read node by node.
 
 Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
 """),
     code("""
+import re
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import lucid
 import lucid_viz
@@ -499,6 +681,22 @@ print(len(stepper), "steps")
 for k in range(len(stepper)):
     print(stepper.frame_text(k))
     print()
+""", check=True),
+    md("""
+### Taking the animation with you
+
+The widget needs a running Python kernel. `stepper.save_html(path)` writes every frame (picture
+and gradient panel) plus a small play/slider script into **one self-contained HTML file**: open
+it in any browser, put it on the course website, mail it to a student. Here we write it into a
+temporary folder and look inside; to keep one, give it a path of your own, e.g.
+`stepper.save_html("backward.html")`.
+"""),
+    code("""
+with tempfile.TemporaryDirectory() as tmp:
+    page = stepper.save_html(Path(tmp) / "backward.html").read_text()
+print("frames in the page       :", page.count("class='lucid-frame'"))
+print("pictures (inline SVG)    :", page.count("<svg"))
+print("loads any other file     :", bool(re.search(r"<script[^>]*\\bsrc=|<link\\b|<img\\b", page)))
 """, check=True),
     md("""
 ## 3. Now the real backward
@@ -556,6 +754,43 @@ B = lucid.randn(4, 2, requires_grad=True, dtype=lucid.Float64)
 print("matmul + tanh:", lucid.autograd.gradcheck(lambda a, b: lucid.tanh(a @ b), A, B))
 print("exp * sum    :", lucid.autograd.gradcheck(lambda a: lucid.exp(a) * a.sum(), A))
 """, check=True),
+    md("""
+## 6. Big graphs: the node-count guard
+
+Our graph had 7 nodes. Real ones are bigger. Unroll a recurrence for 20 time steps,
+$h \\leftarrow \\tanh(w\\,h + 0.1\\,t)$ — what a recurrent network does, and what its backward
+walks back through ("backpropagation through time") — and there are already 80-odd nodes.
+"""),
+    code("""
+with lucid.count_flops():
+    w_rec = lucid.tensor(0.5, requires_grad=True)
+    h = lucid.tensor(0.0)
+    for t in range(20):
+        h = lucid.tanh(w_rec * h + 0.1 * t)
+    loss_rec = h * h
+print(len(lucid_viz.trace(loss_rec).nodes), "nodes in the graph")
+""", check=True),
+    md("""
+Drawn in full that is an unreadable wall. `draw(..., max_nodes=k)` is the guard (on by default
+at 150; `max_nodes=None` turns it off): when the picture would have more than `k` nodes it
+collapses instead. This graph has no modules to fold, so it keeps the nodes nearest the output
+(where backward starts) and folds everything earlier into one box; the title says what happened.
+"""),
+    code("""
+lucid_viz.draw(loss_rec, max_nodes=12)
+"""),
+    md("""
+A model gives the guard more to work with: it collapses **module levels** one at a time (as
+`depth=` would) until the picture fits, and rolls identical blocks up into one box. Eight
+identical `Linear → Tanh` blocks and an output layer make 36 nodes; with `max_nodes=12` they
+are drawn as three: the input, "Sequential × 8" and the last `Linear`.
+"""),
+    code("""
+lucid.random.seed(0)
+nn = lucid.nn
+net = nn.Sequential(*[nn.Sequential(nn.Linear(4, 4), nn.Tanh()) for _ in range(8)], nn.Linear(4, 1))
+lucid_viz.draw(net, lucid.randn(2, 4), max_nodes=12)
+"""),
     md("""
 ## Exercise
 

@@ -62,8 +62,10 @@ dispatcher picks the namespace from the devices of the inputs. In this chapter w
 1. ask which kind of "gpu" this machine has;
 2. move tensors between devices, and meet *free* tensors that follow the op;
 3. trigger (and read) the mixed-device error;
-4. see MLX's **laziness** and what `.eval()` does;
-5. draw a graph whose nodes are coloured by device.
+4. index a gpu tensor (what MLX accepts as an index);
+5. see MLX's **laziness** and what `.eval()` and `lucid.evaluate` do;
+6. draw a graph whose nodes are coloured by device;
+7. move a whole model to the gpu and train it there.
 """),
     code(setup("import numpy as np", "", "import lucid", "import lucid_viz")),
     md("""
@@ -75,12 +77,16 @@ dispatcher picks the namespace from the devices of the inputs. In this chapter w
 * `"mlx-cpu"` - MLX is installed but has no GPU: "gpu" tensors run on **MLX's CPU device**
   (Linux with `pip install 'mlx[cpu]'`, like this classroom machine and CI);
 * `"missing"` - MLX is not installed; `.to("gpu")` then raises with install instructions.
+
+`lucid.gpu_available()` is the yes/no version: `True` only for a **real** GPU (the first case).
+Ask it before you time anything on "gpu" - `mlx-cpu` runs the gpu code path, but not faster.
 """),
     code('''
 import mlx.core as mx
 
-print("lucid.gpu_status():", lucid.gpu_status())
-print("MLX default device:", mx.default_device())
+print("lucid.gpu_status():   ", lucid.gpu_status())
+print("lucid.gpu_available():", lucid.gpu_available())
+print("MLX default device:   ", mx.default_device())
 ''', check=True),
     md("""
 On this machine the answer is `mlx-cpu`. The MLX code path, its dtypes and its laziness are the
@@ -101,6 +107,28 @@ for name, t in [("x", x), ("xg", xg), ("back", back)]:
     kind = f"{type(t.data).__module__}.{type(t.data).__name__}"
     print(f"{name:5s} device={t.device!r:6s} dtype={t.dtype}  data is {kind}")
 print("same values after the round trip:", np.array_equal(x.numpy(), back.numpy()))
+''', check=True),
+    md("""
+`.gpu()` and `.cpu()` are the short spellings of `.to("gpu")` and `.to("cpu")`. A tensor that is
+already on the device is returned as it is (no copy). A real move is a copy - and, for a tensor
+that requires grad, an op in the graph (`ToDevice`) that gradients flow back across (section 7).
+"""),
+    code('''
+xg2 = x.gpu()
+print("x.gpu().device:       ", xg2.device)
+print("x.gpu().cpu().device: ", xg2.cpu().device)
+print("x.cpu() is x:         ", x.cpu() is x)          # already there: the same tensor
+print("xg2.gpu() is xg2:     ", xg2.gpu() is xg2)
+''', check=True),
+    md("""
+Or make a tensor on the device directly: creation functions and everything in `lucid.random`
+take `dtype=` and `device=`. Seed 001's example, a random permutation of 0..9 as 16-bit ints on
+the gpu - the logical dtype `Int16` becomes MLX's `int16` there:
+"""),
+    code('''
+perm = lucid.random.permutation(10, dtype=lucid.Int16, device="gpu")
+print(perm.tolist())
+print("dtype:", perm.dtype, " device:", perm.device, " data dtype:", perm.data.dtype)
 ''', check=True),
     md("""
 The same operation runs on either device, and gives the same numbers:
@@ -148,7 +176,58 @@ except RuntimeError as err:
 print((w.to("gpu") @ v).shape, "on", (w.to("gpu") @ v).device)
 ''', check=True),
     md("""
-## 5. MLX is lazy: `.eval()`
+## 5. Indexing a gpu tensor
+
+MLX's indexing differs from NumPy's: it has no boolean-mask indexing (an MLX array indexed by
+a bool mask raises "boolean indices are not yet supported"), and it refuses NumPy arrays and
+Python bools as indices. The seed's `parse_mlx_indexing` (in `lucid/backends/mlx_backend.py`)
+translates a NumPy-style index into one MLX accepts. Its table:
+"""),
+    code('''
+from lucid.backends.mlx_backend import parse_mlx_indexing
+
+examples = [
+    True,                              # Python bool       -> 1 / 0
+    [True, False, True, True],         # list of bools     -> int32 indices of the True ones
+    mx.array([False, True, True]),     # MLX bool mask     -> int32 indices
+    [2, 0, 1],                         # list of ints      -> int32 MLX array
+    (0, [True, False, True]),          # tuple: each part on its own
+    slice(1, 3),                       # anything else     -> unchanged
+]
+for index in examples:
+    print(f"{index!r:38s} -> {parse_mlx_indexing(index)!r}")
+''', check=True),
+    md("""
+A NumPy array is refused: it lives on the CPU, and silently copying it to the device on every
+indexing would hide a device mix-up (the same reason as the mixed-device error above).
+"""),
+    code('''
+try:
+    parse_mlx_indexing(np.array([1, 0]))
+except TypeError as err:
+    print("TypeError:", err)
+''', check=True),
+    md("""
+Lucid's own tensor indexing follows the same rules on both devices: lists of bools and boolean
+masks select the true positions, int lists pick elements, a NumPy array cannot index a gpu tensor
+(use a list, or a lucid Tensor on "gpu"), and an index tensor must sit on the indexed tensor's
+device. One difference: tensor indexing refuses a bare Python `True` (NumPy would read
+`t[True]` as a new axis, the seed's table as `t[1]`; Lucid makes you say which).
+"""),
+    code('''
+vg = lucid.Tensor(np.arange(5, dtype=np.float32)).gpu()
+
+print("vg[[True, False, True, False, True]] ->", vg[[True, False, True, False, True]].tolist())
+print("vg[[4, 0]]                          ->", vg[[4, 0]].tolist())
+print("vg[vg > 2]                          ->", vg[vg > 2].tolist(), "on", vg[vg > 2].device)
+for bad in (np.array([4, 0]), vg.cpu() > 2):
+    try:
+        vg[bad]
+    except TypeError as err:
+        print("TypeError:", err)
+''', check=True),
+    md("""
+## 6. MLX is lazy: `.eval()`
 
 NumPy computes each result as soon as you ask. MLX does not: an MLX operation only *records*
 what to compute, and the work happens when a value is needed (printing, `.item()`, `.numpy()`)
@@ -182,7 +261,32 @@ it does nothing - NumPy has already computed everything.
 print(h.eval() is h, x.eval() is x)
 ''', check=True),
     md("""
-## 6. Devices in the graph
+`lucid.evaluate(t1, t2, ...)` evaluates several tensors in one MLX call: the data **and** the
+gradient of each (cpu tensors and `None` are skipped). Optimizers call it on every parameter at
+the end of `step()`, so after each step the parameters are numbers again - not a *recipe* that
+reaches back through every earlier step, which MLX would have to keep in memory until something
+forced it. Write the update yourself, and that call is yours to make:
+
+Gradient descent by hand on the gpu, fitting `theta` so that `X @ theta` matches `X @ [1, -2, 0.5]`:
+"""),
+    code('''
+X = lucid.random.randn(64, 3, dtype=lucid.Float32, device="gpu")
+y = X @ lucid.Tensor([1.0, -2.0, 0.5], dtype=lucid.Float32, device="gpu")
+theta = lucid.zeros(3, dtype=lucid.Float32, device="gpu", requires_grad=True)
+
+for step in range(50):
+    loss = ((X @ theta - y) ** 2).mean()
+    loss.eval()                                 # compute the loss before backward
+    loss.backward()
+    theta.data = theta.data - 0.1 * theta.grad  # a raw MLX expression: recorded, not computed
+    theta.grad = None
+    lucid.evaluate(theta)                       # compute it now: the recipe stops here
+    if step % 10 == 0:
+        print(f"step {step:2d}  loss {loss.item():.4f}")
+print("theta =", [round(t, 3) for t in theta.tolist()])
+''', check=True),
+    md("""
+## 7. Devices in the graph
 
 `lucid_viz.draw` colours every node by its device (a legend says which colour is which) and draws
 the edge that crosses devices distinctly. Here the first half of the computation runs on the CPU,
@@ -215,19 +319,43 @@ kind = type(p.grad).__module__ + "." + type(p.grad).__name__
 print("p.grad is a", kind, "of shape", p.grad.shape)
 ''', check=True),
     md("""
-Modules move too: `model.to("gpu")` moves every parameter and buffer, recursively. Build the
-optimizer **after** the move.
+## 8. A whole model on the gpu
+
+Modules move too: `model.to("gpu")` moves every parameter and buffer, recursively, and returns
+the model. Lucid moves them **in place** - the `Parameter` objects stay the same, only their data
+becomes MLX arrays.
+
+Seed 000's "to chain" is the habit to keep: **move the model, then build the optimizer**. An
+optimizer holds the parameter objects it was given; where a move makes new objects (PyTorch's
+documentation warns about this), an optimizer built before the move would update stale copies.
+Lucid moves in place, so here either order would work - but the habit carries over. Then put the
+data on the same device, and `loss.eval()` before `loss.backward()`. `opt.step()` ends with
+`lucid.evaluate` on the new parameters, so the loop needs no more `eval` calls.
 """),
     code('''
 import lucid.nn as nn
+from lucid.optim import SGD
 
-model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1)).to("gpu")
+model = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))   # made on the cpu
+first_weight = model[0].weight
+model.to("gpu")                                                      # then moved
 for name, param in model.named_parameters():
     print(f"{name:9s} {param.device}")
-print("output on", model(lucid.random.randn(5, 3, dtype=lucid.Float32, device="gpu")).device)
+print("the same Parameter object after the move:", model[0].weight is first_weight)
+
+opt = SGD(model.parameters(), defaults={"lr": 0.1})                  # built after the move
+target = y.reshape(64, 1)                                            # X, y from section 6: gpu
+for step in range(41):
+    opt.zero_grad()
+    loss = ((model(X) - target) ** 2).mean()
+    loss.eval()
+    loss.backward()
+    opt.step()
+    if step % 10 == 0:
+        print(f"step {step:2d}  loss {loss.item():.3f}  on {loss.device}")
 ''', check=True),
     md("""
-## 7. Is "gpu" faster here? No.
+## 9. Is "gpu" faster here? No.
 
 On a Mac or an NVIDIA machine it would be. But the `mlx[cpu]` wheel on Linux ships a reference
 BLAS, so its matrix multiply is much slower than NumPy's (OpenBLAS). Measure it (times not
@@ -292,7 +420,8 @@ convention of the original Lucid (seed 002):
 
 Many papers count a MAC as **2 FLOPs** (one multiply, one add). Lucid says which unit it prints
 and offers `2·MACs` as the other one. In this chapter: `lucid.count_flops()`, per-node FLOPs in a
-drawn graph, `summarize`, the `%%lucid_flops` magic, and why FLOPs are not wall time.
+drawn graph, `summarize`, the `%lucid_flops` / `%%lucid_flops` magics and their report, and why
+FLOPs are not wall time.
 """),
     code(setup("import lucid", "import lucid.nn as nn", "import lucid_viz")),
     md("""
@@ -373,7 +502,7 @@ summary = summarize(model, (1, 64))
 lucid_viz.plot_flops_per_layer(summary)
 '''),
     md("""
-## 5. The `%%lucid_flops` cell magic
+## 5. The `%lucid_flops` magics
 
 `%load_ext lucid_viz` registers a magic that counts everything a cell does: one summary line
 (total, in MACs and in 2·MACs), then a per-op and a per-module table. `--backward` adds the FLOPs
@@ -388,16 +517,47 @@ x = lucid.zeros(1, 64, dtype=lucid.Float32)
 y = model(x)
 ''', check=True),
     md("""
+For one expression there is the **line** magic, `%lucid_flops EXPR`: it counts just that
+expression. The same model on a batch of 8 costs exactly 8 times the batch of 1 above - forward
+FLOPs grow linearly with the batch size:
+"""),
+    code('''
+%lucid_flops model(lucid.zeros(8, 64, dtype=lucid.Float32))
+''', check=True),
+    md("""
 With `--backward`, for a scalar loss, the magic adds what each op's backward rule costs. A
 matmul's backward needs one product per operand that requires grad: the weight's gradient, and
 the input's - except for the first layer, whose input `x` needs no gradient. That is why a
-training step costs roughly 2-3 times the forward pass.
+training step costs roughly 2-3 times the forward pass. (`-o` makes the magic *return* its
+report; the next cell uses it.)
 """),
     code('''
-%%lucid_flops --backward
+%%lucid_flops -o --backward
 x = lucid.zeros(8, 64, dtype=lucid.Float32)
 loss = (model(x) ** 2).mean()
 loss
+''', check=True),
+    md("""
+### The report is data: `-o`
+
+With `-o` the tables above are the cell's *result*: a `FlopsReport` object, which IPython shows
+as `Out[...]` and keeps in `_`. (The line magic can be assigned directly:
+`report = %lucid_flops -o model(x)`.) Its fields are plain numbers and rows, so you can compute
+with them instead of reading them off a table - here, what that training step costs measured in
+forward passes:
+"""),
+    code('''
+report = _                                      # IPython keeps the last result in _
+print(type(report).__name__, "in", report.unit)
+print("forward:", report.forward, " backward:", report.backward, " total:", report.total)
+print(f"forward + backward = {report.total / report.forward:.2f} x the forward pass")
+print("ops:")
+for row in report.ops:
+    print(f"  {row.op:8s} x{row.count}  forward {row.forward:>6,}  backward {row.backward:>6,}")
+print("modules:")
+for row in report.modules:
+    print(f"  {row.path:18s} {row.kind:11s} forward {row.forward:>6,}  backward {row.backward:>6,}")
+print("uncounted ops:", report.uncounted)
 ''', check=True),
     md("""
 ## 6. FLOPs are not time
@@ -464,9 +624,10 @@ A model is a tree of `nn.Module`s. Each module owns three kinds of things:
   BatchNorm's running mean and variance are the classic example;
 * **sub-modules**.
 
-In this chapter we see how a module finds them (registration through `__setattr__`), list them
-by name, look at BatchNorm's buffers, save and load a `state_dict`, and read the errors a strict
-load gives.
+In this chapter we see how a module finds them (registration through `__setattr__`, or the
+explicit `register_parameter` / `add_module`), walk the tree, look at BatchNorm's buffers, save
+and load a `state_dict` (and leave names out of it), read the errors a strict load gives, and
+watch a forward pass through hooks.
 """),
     code(setup("import numpy as np", "", "import lucid", "import lucid.nn as nn",
                "import lucid.nn.functional as F")),
@@ -521,6 +682,63 @@ tmp.scale = None                 # an empty optional slot
 print([name for name, _ in tmp.named_parameters()])
 ''', check=True),
     md("""
+### The explicit spellings: `register_parameter` and `add_module`
+
+`self.w = nn.Parameter(...)` is short for `self.register_parameter("w", nn.Parameter(...))`,
+and `self.fc = nn.Linear(...)` for `self.add_module("fc", nn.Linear(...))` (and
+`register_buffer` for buffers). Use the explicit forms when the name is computed
+(`add_module(f"layer{i}", ...)`) or when a slot is **optional**: registering `None` makes the
+attribute exist - so `forward` can test `self.bias is None` - while holding no parameter, no
+child and no `state_dict` entry. PyTorch's `Linear(bias=False)` works exactly like this.
+"""),
+    code('''
+class Affine(nn.Module):
+    """y = x @ weight.T + bias, then an optional LayerNorm; bias and norm may be left out."""
+
+    def __init__(self, n_in, n_out, bias=True, norm=False):
+        super().__init__()
+        weight = lucid.random.randn(n_out, n_in, dtype=lucid.Float32) / np.sqrt(n_in)
+        self.register_parameter("weight", nn.Parameter(weight))
+        self.register_parameter(
+            "bias", nn.Parameter(lucid.zeros(n_out, dtype=lucid.Float32)) if bias else None)
+        self.add_module("norm", nn.LayerNorm(n_out) if norm else None)
+
+    def forward(self, x):
+        y = x @ self.weight.T
+        if self.bias is not None:
+            y = y + self.bias
+        if self.norm is not None:
+            y = self.norm(y)
+        return y
+
+for layer in (Affine(4, 3), Affine(4, 3, bias=False, norm=True)):
+    print("bias:", "None" if layer.bias is None else layer.bias.shape,
+          "| norm:", layer.norm, "| state_dict:", list(layer.state_dict()))
+''', check=True),
+    md("""
+### Walking the tree
+
+Four walks, in registration order, with the keys PyTorch gives:
+
+* `children()` - the direct sub-modules only;
+* `modules()` / `named_modules()` - the module itself first (its name is `""`), then every
+  descendant depth first, named by its dotted path; `None` slots and repeats are skipped;
+* `buffers()` - every buffer below the module (`named_buffers()` without the names).
+
+`parameters()`, `state_dict()`, `to()` and `train()` / `eval()` are all built on these walks.
+"""),
+    code('''
+stack = nn.Sequential(Affine(4, 3, norm=True), nn.ReLU(), Affine(3, 2, bias=False))
+
+print("children():", [type(m).__name__ for m in stack.children()])
+print("modules(): ", [type(m).__name__ for m in stack.modules()])
+print("named_modules():")
+for name, module in stack.named_modules():
+    print(f"  {name!r:10s} {type(module).__name__}")
+print("named_parameters():", [name for name, _ in stack.named_parameters()])
+print("net.buffers():", [f"{b.dtype}{b.shape}" for b in net.buffers()])
+''', check=True),
+    md("""
 ## 2. BatchNorm's running statistics are buffers
 
 `BatchNorm1d` normalises with the batch's mean and variance while **training**, and keeps an
@@ -558,6 +776,58 @@ buffers together, own entries first, then each child's.
 sd = net.state_dict()
 for key, value in sd.items():
     print(f"{key:22s} {type(value).__name__:8s} {str(value.shape):7s} {value.dtype}")
+''', check=True),
+    md("""
+The copies are a snapshot: editing one changes nothing in the model. `state_dict(keep_vars=True)`
+returns the model's **own** tensors instead - the same keys, but `Parameter` and `Buffer`
+objects, live, with their `requires_grad` and device. (`load_state_dict` uses it to find where
+each value goes.)
+"""),
+    code('''
+live = net.state_dict(keep_vars=True)
+snapshot = net.state_dict()
+
+for key in ("fc2.bias", "bn.running_mean"):
+    print(f"{key:16s} {type(live[key]).__name__:9s} requires_grad={live[key].requires_grad}")
+print("live['fc2.bias'] is net.fc2.bias:", live["fc2.bias"] is net.fc2.bias)
+
+snapshot["fc2.bias"][:] = 100.0                      # edit the copy ...
+print("net.fc2.bias:", net.fc2.bias.numpy())         # ... the model is unchanged
+''', check=True),
+    md("""
+### Leaving a name out: `_state_dict_pass_attr`
+
+Some buffers are pure functions of the constructor's arguments - a lookup table, a mask - so
+saving them only makes files bigger. List their names in the class attribute
+`_state_dict_pass_attr`: they stay buffers (moved by `.to()`, listed by `named_buffers()`), but
+`state_dict()` leaves them out, and a strict `load_state_dict` does not ask for them.
+(PyTorch spells this `register_buffer(name, t, persistent=False)`.)
+
+The example: the sine/cosine position table of a Transformer, recomputed in `__init__`.
+"""),
+    code('''
+class PositionalEncoding(nn.Module):
+    """x + P, then a Linear layer; P[pos, 2i] = sin(pos / 10000^(2i/d)), P[pos, 2i+1] = cos(...)."""
+
+    _state_dict_pass_attr = ("table",)           # rebuilt from (length, dim): not saved
+
+    def __init__(self, length, dim):
+        super().__init__()
+        pos = np.arange(length)[:, None]
+        freq = 1.0 / 10000 ** (np.arange(0, dim, 2) / dim)
+        table = np.zeros((length, dim), np.float32)
+        table[:, 0::2] = np.sin(pos * freq)
+        table[:, 1::2] = np.cos(pos * freq)
+        self.register_buffer("table", lucid.Tensor(table))
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):                         # x: (length, dim)
+        return self.proj(x + self.table)
+
+pe = PositionalEncoding(6, 4)
+print("named_buffers():", [name for name, _ in pe.named_buffers()])
+print("state_dict():   ", list(pe.state_dict()))
+print("strict load into a fresh one:", PositionalEncoding(6, 4).load_state_dict(pe.state_dict()))
 ''', check=True),
     md("""
 ## 4. Strict loading tells you *everything* that is wrong
@@ -627,6 +897,66 @@ import shutil
 
 shutil.rmtree(folder)
 '''),
+    md("""
+## 6. Hooks: watching (and changing) a forward pass
+
+Calling a module runs more than `forward`: first its **forward pre-hooks**,
+`hook(module, args)`, then `forward`, then its **forward hooks**, `hook(module, args, output)`.
+Each `register_forward_..._hook` returns a handle whose `.remove()` takes the hook off again.
+Hooks let you look inside a model without editing its code: here a pre-hook and a hook on every
+child of `net` log what flows through (`net` is in eval mode, so BatchNorm uses its running
+statistics and the numbers are repeatable).
+"""),
+    code('''
+log = []
+
+def watch(name):
+    def before(module, args):                       # runs before forward
+        log.append(f"{name:4s} gets    {args[0].shape}")
+
+    def after(module, args, out):                   # runs after forward
+        log.append(f"{name:4s} returns {out.shape}  mean {out.numpy().mean():+.3f}")
+
+    return before, after
+
+handles = []
+for name, child in net.named_children():
+    before, after = watch(name)
+    handles.append(child.register_forward_pre_hook(before))
+    handles.append(child.register_forward_hook(after))
+
+out = net(x)
+print("\\n".join(log))
+
+for handle in handles:
+    handle.remove()
+log.clear()
+net(x)
+print("after remove():", len(log), "log lines")
+''', check=True),
+    md("""
+A hook that **returns** something replaces a value: a pre-hook's result becomes the arguments of
+`forward`, a forward hook's result becomes the output. That is enough for an *ablation*: switch
+off one hidden unit of `fc1` and see how much the output moves - then remove the hook and the
+model is back as it was.
+"""),
+    code('''
+mask = lucid.Tensor(np.array([1.0, 0.0, 1.0], np.float32))   # switch off unit 1 of fc1
+
+def ablate(module, args, out):
+    return out * mask                              # the replacement output
+
+base = net(x).numpy()
+handle = net.fc1.register_forward_hook(ablate)
+ablated = net(x).numpy()
+handle.remove()
+restored = net(x).numpy()
+
+print("sample 0:              ", base[0])
+print("sample 0, unit 1 off:  ", ablated[0])
+print("mean |change| over the batch:", round(float(np.abs(ablated - base).mean()), 4))
+print("after remove(), as before:", np.array_equal(restored, base))
+''', check=True),
     md("""
 ## Exercises
 

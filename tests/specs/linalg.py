@@ -34,7 +34,11 @@ MATMUL = [
         errors=(
             ErrorCase(lambda: lucid.matmul(_t(r(2, 3)), _t(r(4, 5))), ValueError,
                       r"^matmul: \(2,3\) @ \(4,5\): inner dimensions 3 and 4 differ\. "
-                      r"a's last axis must match b's second-to-last axis"),
+                      r"a's last axis must match b's second-to-last axis: transpose or "
+                      r"reshape one operand \(e\.g\. b\.T\)\.$"),
+            ErrorCase(lambda: lucid.matmul(_t(r(2, 2, 3)), _t(r(2, 2, 3))), ValueError,
+                      r"^matmul: \(2,2,3\) @ \(2,2,3\): inner dimensions 3 and 2 differ\. .*"
+                      r"\(e\.g\. b\.mT, which swaps b's last two axes\)\.$"),
             ErrorCase(lambda: lucid.matmul(_t(r(3)), _t(r(4))), ValueError,
                       r"^matmul: \(3,\) @ \(4,\): inner dimensions 3 and 4 differ\. "
                       r"a's last axis must match b's length"),
