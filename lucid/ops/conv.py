@@ -587,13 +587,21 @@ class _Pool(Op):
         # windows that do not overlap write disjoint slices in backward: assign, not add
         self.disjoint = all(
             dl * (k - 1) + 1 <= s for k, s, dl in zip(self.kernel, self.stride, self.dilation))
+        # ... and when they also tile the input exactly (the usual 2x2 pool, stride 2, even
+        # sizes), backward writes every input element: no zero-filling needed first
+        self.tiles = self.win.padded == self.win.size and all(
+            dl == 1 and k == s and o * s == n
+            for k, s, dl, o, n in zip(self.kernel, self.stride, self.dilation, self.win.out,
+                                      self.win.size))
         return self.win
 
     def scatter(self, xp: Any, part: Any, dtype: Any) -> Any:
         """dx: ``part(t)`` (output-shaped) added back onto the input through kernel offset t's
         slice, for every offset t (assigned when the windows do not overlap)."""
         win, x = self.win, self.x
-        if win.padded == win.size and x.dtype == dtype:
+        if self.tiles and x.dtype == dtype and backend_for(xp).name == "numpy":
+            dx = np.empty_like(x)  # every element is written below (x's memory order)
+        elif win.padded == win.size and x.dtype == dtype:
             dx = xp.zeros_like(x)  # NumPy keeps x's memory order: the gradient matches x
         else:
             dx = xp.zeros((*x.shape[:2], *win.padded), dtype=dtype)
