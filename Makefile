@@ -24,14 +24,14 @@ lab: $(STAMP)
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 test: $(STAMP)
-	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks
+	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks notebooks/_build
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 lint: $(STAMP)
-	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks
+	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks notebooks/_build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache

@@ -249,3 +249,13 @@ def test_module_to_gpu_moves_params_buffers_in_place_each_once():
     cpu_net = Net()
     cpu_net.load_state_dict(sd_gpu)
     np.testing.assert_array_equal(cpu_net.fc1.weight.numpy(), sd_gpu["fc1.weight"])
+
+
+def test_repr_puts_settings_on_their_own_line_above_children():
+    mha = nn.MultiHeadAttention(8, 2)
+    assert repr(mha) == (
+        "MultiHeadAttention(\n"
+        "  embed_dim=8, num_heads=2, dropout=0.0, batch_first=True\n"
+        "  (out_proj): Linear(in_features=8, out_features=8, bias=True)\n"
+        ")"
+    )

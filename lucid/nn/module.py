@@ -375,8 +375,9 @@ class Module:
         extra = self.extra_repr()
         if not lines:
             return f"{type(self).__name__}({extra})"
-        head = f"{type(self).__name__}(" + (f"{extra}" if extra else "")
-        return head + "\n  " + "\n  ".join(lines) + "\n)"
+        if extra:  # settings on a line of their own above the children, as PyTorch prints
+            lines = extra.split("\n") + lines
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)

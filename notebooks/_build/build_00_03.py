@@ -10,24 +10,7 @@ Cells whose printed numbers are the lesson start with ``# NBVAL_CHECK_OUTPUT``.
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-HERE = Path(__file__).resolve().parent.parent  # notebooks/
-CHECK = "# NBVAL_CHECK_OUTPUT\n"
-
-
-def md(text: str):
-    return new_markdown_cell(text.strip("\n"))
-
-
-def code(text: str, check: bool = False):
-    return new_code_cell((CHECK if check else "") + text.strip("\n"))
-
+from nbbuild import code, main, md
 
 # ---------------------------------------------------------------------------------------------
 NB00 = [
@@ -813,41 +796,12 @@ print("1 - tanh(z)       :", round(1 - np.tanh(z0), 6), "  <- the student's, wro
 ]
 
 NOTEBOOKS = {
-    "00_start_here.ipynb": NB00,
-    "01_tensors_and_dtypes.ipynb": NB01,
-    "02_autograd_and_the_dag.ipynb": NB02,
-    "03_backward_step_by_step.ipynb": NB03,
+    "00": ("00_start_here.ipynb", NB00),
+    "01": ("01_tensors_and_dtypes.ipynb", NB01),
+    "02": ("02_autograd_and_the_dag.ipynb", NB02),
+    "03": ("03_backward_step_by_step.ipynb", NB03),
 }
 
 
-def build(name: str, cells: list) -> nbformat.NotebookNode:
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    return nb
-
-
-def execute(nb: nbformat.NotebookNode) -> None:
-    import nbclient
-
-    nbclient.NotebookClient(nb, kernel_name="python3", timeout=120,
-                            resources={"metadata": {"path": str(HERE)}}).execute()
-
-
-def main(argv: list[str]) -> None:
-    run = "--no-run" not in argv
-    only = [a for a in argv if not a.startswith("--")]
-    for name, cells in NOTEBOOKS.items():
-        if only and not any(o in name for o in only):
-            continue
-        nb = build(name, cells)
-        if run:
-            start = time.perf_counter()
-            execute(nb)
-            print(f"{name}: executed in {time.perf_counter() - start:.1f} s")
-        nbformat.write(nb, HERE / name)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(NOTEBOOKS)

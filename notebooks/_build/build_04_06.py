@@ -9,38 +9,13 @@ deterministic (no timings, addresses or temp paths).
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
-import nbformat
-from nbclient import NotebookClient
-
-HERE = Path(__file__).resolve().parent.parent
-CHECK = "# NBVAL_CHECK_OUTPUT\n"
-
-
-def md(text: str):
-    return nbformat.v4.new_markdown_cell(text.strip("\n"))
-
-
-def code(text: str, check: bool = False):
-    text = text.strip("\n")
-    if check and text.startswith("%%"):  # a cell magic must stay on the first line
-        first, rest = text.split("\n", 1)
-        return nbformat.v4.new_code_cell(first + "\n" + CHECK + rest)
-    return nbformat.v4.new_code_cell((CHECK if check else "") + text)
+from nbbuild import QUIET_MLX, code, main, md
 
 
 def setup(*imports: str) -> str:
     """The first code cell: imports, the MLX warning filter, the seed."""
     lines = "\n".join(["import warnings", "", *imports])
-    return lines + '''
-
-# On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (notebook 04 is about it), so keep the warning out of the outputs.
-warnings.filterwarnings("ignore", message="MLX has no GPU")
-
+    return lines + "\n" + QUIET_MLX + '''
 lucid.random.seed(0)
 '''
 
@@ -991,22 +966,5 @@ NOTEBOOKS = {
 }
 
 
-def build(key: str) -> None:
-    name, cells = NOTEBOOKS[key]
-    nb = nbformat.v4.new_notebook()
-    nb.cells = cells
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    t0 = time.perf_counter()
-    NotebookClient(nb, kernel_name="python3", timeout=120,
-                   resources={"metadata": {"path": str(HERE)}}).execute()
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"{key}-{i:02d}"
-    nbformat.write(nb, HERE / name)
-    print(f"{name}: executed in {time.perf_counter() - t0:.1f} s")
-
-
 if __name__ == "__main__":
-    for key in sys.argv[1:] or list(NOTEBOOKS):
-        build(key)
+    main(NOTEBOOKS)

@@ -10,27 +10,7 @@ the exact numbers sit in unchecked cells next to them.
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
-import nbformat
-from nbclient import NotebookClient
-
-HERE = Path(__file__).resolve().parent.parent
-CHECK = "# NBVAL_CHECK_OUTPUT\n"
-
-
-def md(text: str):
-    return nbformat.v4.new_markdown_cell(text.strip("\n"))
-
-
-def code(text: str, check: bool = False):
-    text = text.strip("\n")
-    if check and text.startswith("%%"):  # a cell magic must stay on the first line
-        first, rest = text.split("\n", 1)
-        return nbformat.v4.new_code_cell(first + "\n" + CHECK + rest)
-    return nbformat.v4.new_code_cell((CHECK if check else "") + text)
+from nbbuild import code, main, md
 
 
 def setup(*imports: str) -> str:
@@ -922,22 +902,5 @@ NOTEBOOKS = {
 }
 
 
-def build(key: str) -> None:
-    name, cells = NOTEBOOKS[key]
-    nb = nbformat.v4.new_notebook()
-    nb.cells = cells
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    t0 = time.perf_counter()
-    NotebookClient(nb, kernel_name="python3", timeout=120,
-                   resources={"metadata": {"path": str(HERE)}}).execute()
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"{key}-{i:02d}"
-    nbformat.write(nb, HERE / name)
-    print(f"{name}: executed in {time.perf_counter() - t0:.1f} s")
-
-
 if __name__ == "__main__":
-    for key in sys.argv[1:] or list(NOTEBOOKS):
-        build(key)
+    main(NOTEBOOKS)
