@@ -5,6 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 
+def host_index_error(where: str, position: int | None = None) -> TypeError:
+    """Seed 000's rule, shared by ``parse_mlx_indexing`` and tensor indexing: a NumPy array
+    (host memory) never silently indexes a gpu tensor."""
+    at = "" if position is None else f" (a NumPy array at position {position} of the index)"
+    return TypeError(
+        f"{where}: GPU tensors do not support CPU tensor or NumPy array indexing{at}; make the "
+        "index a lucid Tensor on 'gpu' (lucid.Tensor(idx, device='gpu')) or a list"
+    )
+
+
 class Backend:
     """A device's array library plus the handful of helpers whose spelling differs.
 

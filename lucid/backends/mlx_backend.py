@@ -18,7 +18,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-from lucid.backends.base import Backend
+from lucid.backends.base import Backend, host_index_error
 
 
 class GPUNotAvailableWarning(UserWarning):
@@ -96,17 +96,11 @@ def parse_mlx_indexing(index: Any) -> Any:
         parsed = []
         for i, part in enumerate(index):
             if isinstance(part, np.ndarray):
-                raise TypeError(
-                    f"parse_mlx_indexing: a NumPy array at position {i} of the index cannot "
-                    "index a gpu tensor; make it a lucid Tensor on 'gpu' (or a list)"
-                )
+                raise host_index_error("parse_mlx_indexing", i)
             parsed.append(_parse_one(part))
         return tuple(parsed)
     if isinstance(index, np.ndarray):
-        raise TypeError(
-            "parse_mlx_indexing: GPU tensors do not support CPU tensor or NumPy array "
-            "indexing; make the index a lucid Tensor on 'gpu' (or a list)"
-        )
+        raise host_index_error("parse_mlx_indexing")
     return _parse_one(index)
 
 

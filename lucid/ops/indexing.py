@@ -28,6 +28,7 @@ import numpy as np
 
 from lucid.autograd.mode import MODE
 from lucid.backends import backend_for, get_backend
+from lucid.backends.base import host_index_error
 from lucid.ops.base import Op, apply, numel
 from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
 from lucid.tensor import Tensor
@@ -53,12 +54,7 @@ def _unwrap_index(owner: Tensor, index: Any, op: str) -> Any:
                 )
             c = c.data
         elif isinstance(c, np.ndarray) and owner.device != "cpu":
-            # seed 000 / parse_mlx_indexing: a host array never silently indexes device data
-            raise TypeError(
-                f"{op}: GPU tensors do not support CPU tensor or NumPy array indexing (a NumPy "
-                f"array at position {len(out)} of the index); make the index a lucid Tensor "
-                "on 'gpu' (lucid.Tensor(idx, device='gpu')) or a list"
-            )
+            raise host_index_error(op, len(out))  # the rule parse_mlx_indexing applies too
         out.append(c)
     return tuple(out)
 
