@@ -492,36 +492,51 @@ class CrossEntropy(Op):
     def forward(self, xp, x, t, w=None):
         ax = self._check(xp, x, t, w)
         self.ax = ax
-        valid = t != self.ignore_index
-        safe = xp.where(valid, t, 0)  # ignored samples read class 0, then get weight 0
-        self._check_range(xp, safe, x.shape[ax])
-        idx = xp.expand_dims(safe, ax)
+        n_cls = x.shape[ax]
+        lo, hi = (int(t.min()), int(t.max())) if t.size else (0, 0)
+        if w is None and 0 <= lo and hi < n_cls and not lo <= self.ignore_index <= hi:
+            safe, wt = t, None  # the usual case: every target a class, none ignored, weight 1
+        else:
+            valid = t != self.ignore_index
+            safe = xp.where(valid, t, 0)  # ignored samples read class 0, then get weight 0
+            self._check_range(xp, safe, n_cls)
+            wt = valid.astype(x.dtype)
+            if w is not None:
+                wt = xp.take(w, safe).astype(x.dtype) * wt
         z = x - xp.max(x, axis=ax, keepdims=True)
         self.e = xp.exp(z)
         self.s = xp.sum(self.e, axis=ax, keepdims=True)
-        nll = xp.squeeze(xp.log(self.s) - xp.take_along_axis(z, idx, axis=ax), axis=ax)
-        wt = valid.astype(x.dtype)
-        if w is not None:
-            wt = xp.take(w, safe).astype(x.dtype) * wt
-        self.idx, self.wt = idx, wt
-        loss = nll * wt
+        self.safe, self.wt = safe, wt
+        if x.ndim == 2:  # (N, C): pick z[i, t_i] by (row, class) pairs
+            self.rows = xp.arange(x.shape[0])
+            nll = xp.log(self.s[:, 0]) - z[self.rows, safe]
+        else:
+            idx = xp.expand_dims(safe, ax)
+            nll = xp.squeeze(xp.log(self.s) - xp.take_along_axis(z, idx, axis=ax), axis=ax)
+        loss = nll if wt is None else nll * wt
         if self.reduction == "none":
             return loss
         total = xp.sum(loss)
         if self.reduction == "sum":
             return total
-        self.denom = xp.sum(wt)
+        self.denom = loss.size if wt is None else xp.sum(wt)
         return total / self.denom
 
     def backward(self, xp, g):
-        coef = g * self.wt
+        coef = g if self.wt is None else g * self.wt
         if self.reduction == "mean":
             coef = coef / self.denom
         ax = self.ax
-        n_cls = self.e.shape[ax]
-        classes = xp.arange(n_cls).reshape((n_cls,) + (1,) * (self.e.ndim - ax - 1))
-        p = self.e / self.s
-        return (p - (classes == self.idx)) * xp.expand_dims(coef, ax), None, None
+        p = self.e / self.s  # softmax: a new array, so the one-hot can be subtracted in place
+        if p.ndim == 2:
+            p[self.rows, self.safe] -= 1
+        else:
+            n_cls = p.shape[ax]
+            classes = xp.arange(n_cls).reshape((n_cls,) + (1,) * (p.ndim - ax - 1))
+            p = p - (classes == xp.expand_dims(self.safe, ax))
+        if coef.ndim:  # one coefficient per sample: along the class axis
+            coef = xp.expand_dims(coef, ax)
+        return p * coef, None, None
 
     def _rows(self, x: Any) -> int:
         return x.size // x.shape[self.ax] if x.shape[self.ax] else 0
