@@ -661,3 +661,16 @@ def test_matches_pytorch_when_available(name, ref, kw):
     got, _, _ = _run(name, kw, x0, grads, "cpu")
     np.testing.assert_allclose(got[-1], tp.detach().numpy(), rtol=1e-10, atol=1e-12)
     assert math.isfinite(got[-1].sum())
+
+
+def test_sgd_promotes_a_hand_set_gradient_of_another_dtype():
+    """theta - lr * g in the parameter's precision, also when g was set by hand in float32."""
+    p = Parameter(lucid.Tensor(np.array([1.0, 2.0])))  # Float64
+    opt = lucid.optim.SGD([p], lr=0.1)
+    g = np.array([1e-9, 1.0], np.float32)
+    p.grad = g
+    opt.step()
+    expected = np.array([1.0, 2.0]) - 0.1 * g  # NumPy's promotion: the result is float64
+    assert p.data.dtype == np.float64
+    np.testing.assert_array_equal(p.data, expected)
+    assert p.data[0] < 1.0  # 1 - 1e-10 survives in float64 (in float32 it would round to 1)

@@ -63,6 +63,8 @@ class SGD(Optimizer):
                 buf = momentum * buf + (1 - group["dampening"]) * grad
             state["momentum_buffer"] = buf
             grad = grad + momentum * buf if group["nesterov"] else buf
+        if grad.dtype != param.dtype:  # a hand-set gradient of another dtype: promote
+            return param - lr * grad
         # theta - lr * g, with one new array instead of two: -lr * g is fresh, so theta can be
         # added into it in place (about 30% less time for the update on NumPy)
         new = grad * -lr
