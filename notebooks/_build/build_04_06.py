@@ -9,15 +9,7 @@ deterministic (no timings, addresses or temp paths).
 
 from __future__ import annotations
 
-from nbbuild import QUIET_MLX, code, main, md
-
-
-def setup(*imports: str) -> str:
-    """The first code cell: imports, the MLX warning filter, the seed."""
-    lines = "\n".join(["import warnings", "", *imports])
-    return lines + "\n" + QUIET_MLX + '''
-lucid.random.seed(0)
-'''
+from nbbuild import code, main, md, setup
 
 # ------------------------------------------------------------------------------------ 04
 NB04 = [

@@ -10,18 +10,15 @@ checked cells print comparisons and shapes for those, and the raw numbers sit in
 
 from __future__ import annotations
 
-from nbbuild import QUIET_MLX, code, main, md
+from nbbuild import code, main, md
+from nbbuild import setup as shared_setup
 
 NAME = "09_layer_catalogue.ipynb"
 
 
 def setup(*imports: str) -> str:
-    """The first code cell: imports, the MLX warning filter, the seed."""
-    lines = "\n".join(["import warnings", "", *imports])
-    return lines + "\n" + QUIET_MLX + '''
-np.set_printoptions(precision=4, suppress=True)
-lucid.random.seed(0)
-'''
+    """The shared first cell, with NumPy's print options for the catalogue's tables."""
+    return shared_setup(*imports, then="np.set_printoptions(precision=4, suppress=True)\n")
 
 
 CELLS = [

@@ -31,6 +31,13 @@ warnings.filterwarnings("ignore", message="MLX has no GPU")
 '''
 
 
+def setup(*imports: str, then: str = "") -> str:
+    """A first code cell: ``imports``, the MLX warning filter, ``then`` (more set-up lines),
+    and ``lucid.random.seed(0)``."""
+    lines = "\n".join(["import warnings", "", *imports])
+    return lines + "\n" + QUIET_MLX + "\n" + then + "lucid.random.seed(0)\n"
+
+
 def md(text: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_markdown_cell(text.strip("\n"))
 
