@@ -67,6 +67,39 @@ def test_topological_order_puts_each_node_after_its_users():
     assert order2.index(a) < order2.index(b)
 
 
+def test_walk_visits_ops_latest_first_then_leaves_and_matches_topological_order():
+    w = lucid.Tensor([0.5, -1.0], requires_grad=True)
+    b = lucid.Tensor(0.25, requires_grad=True)
+    c = lucid.Tensor([2.0, 3.0])  # needs no gradient: never visited
+    u = w * c  # made first ...
+    v = lucid.exp(b) + w  # ... then a branch that reuses w
+    r = (u * v).sum()
+    visited = []
+    for name, t in (("w", w), ("b", b), ("u", u), ("v", v), ("r", r)):
+        t.register_hook(lambda g, name=name: visited.append(name))
+    expected = topological_order(r)
+    ops = [t for t in expected if t._op is not None]
+    assert [t._op.seq for t in ops] == sorted((t._op.seq for t in ops), reverse=True)
+    assert [id(t) for t in expected[-2:]] in ([id(w), id(b)], [id(b), id(w)])  # leaves last
+    assert c not in set(expected)
+    r.backward()
+    names = {id(t): n for n, t in (("w", w), ("b", b), ("u", u), ("v", v), ("r", r))}
+    assert visited == [names[id(t)] for t in expected if id(t) in names]
+    np.testing.assert_allclose(w.grad, c.numpy() * v.numpy() + u.numpy())
+    np.testing.assert_allclose(b.grad, np.sum(u.numpy() * np.exp(0.25)))
+
+
+def test_backward_into_a_released_graph_touches_no_leaf():
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    y = lucid.exp(x)
+    y.sum().backward()
+    x.grad = None
+    z = y * 3  # a new op on top of the released exp
+    with pytest.raises(RuntimeError, match="Exp: its graph was already released"):
+        z.backward()
+    assert x.grad is None and x._g is None and y._g is None
+
+
 def test_accumulation_across_two_backward_calls():
     x = lucid.Tensor([1.0, 2.0], requires_grad=True)
     (x * 3).backward()

@@ -1,27 +1,35 @@
 """The backward walk: reverse-mode autodiff over the graph of Tensors.
 
-Every Tensor made by an op remembers the op (``_op``) and its inputs (``_prev``).  Backward
+Every Tensor made by an op remembers the op (``_op``) and its inputs (``_prev``); every op
+also remembers when it ran (``op.seq``, a number that grows with each recorded op).  Backward
 from a tensor ``L``:
 
 1. seed ``dL/dL`` (ones of L's shape, unless a gradient is given);
-2. order the graph so each node comes after every node that uses it (a topological order,
-   built with an explicit stack: a 100,000-op chain must not hit Python's recursion limit);
-3. visit each node *once*, in that order.  When a node is reached, every path to it has
-   already delivered its contribution, so its gradient is complete:
+2. visit the nodes in *reverse order of creation*, each once.  An op can only use tensors
+   that existed before it, so every node that consumes ``x`` was created after ``x``: by the
+   time ``x`` is reached, all of them have been visited and have delivered their
+   contributions.  Its gradient is complete:
 
        dL/dx = sum over children y of  dL/dy * dy/dx
 
    The node's op turns that gradient into one gradient per input (its local backward rule),
    and each input *adds* it to what it has received so far.
 
+A node enters the queue the first time a gradient reaches it, so the walk touches only the
+part of the graph that leads back from ``L``; the queue is a heap keyed by ``seq`` (latest
+first).  No recursion anywhere: a 100,000-op chain is an ordinary loop.  Leaves (tensors no
+op made) are visited last, in the order gradients first reached them.
+
 Gradients in flight live in ``Tensor._g``; only leaves (and tensors asked to ``keep_grad``)
-keep theirs in ``.grad``, accumulating across backward calls as in PyTorch.  Afterwards each
-op drops what it saved for backward ("the graph is released") unless ``retain_graph=True``.
+keep theirs in ``.grad``, accumulating across backward calls as in PyTorch.  Each op drops what
+it saved for backward ("the graph is released") right after its rule has run, unless
+``retain_graph=True``.
 """
 
 from __future__ import annotations
 
 import gc
+from heapq import heappop, heappush
 from typing import Any
 
 from lucid.backends import BACKENDS, fallback
@@ -29,34 +37,29 @@ from lucid.shapes import broadcasts_to, fmt, sum_to
 
 
 def topological_order(root: Any) -> list[Any]:
-    """Nodes that need a gradient, each once, ``root`` first and every node before its inputs.
+    """The nodes :func:`run_backward` visits from ``root``, in the order it visits them.
 
-    Iterative depth-first search.  A node is expanded the first time it is popped (``visited``)
-    and emitted after all its inputs (``done`` marker), so shared sub-graphs and an op that
-    uses the same input twice (``x * x``) still put each node in the order exactly once.
+    ``root`` first, then every node that needs a gradient, latest-created first (so each
+    comes after all the nodes that use it), then the leaves in the order gradients first
+    reach them.  The same walk as the engine's, without the gradients.
     """
+    if root._op is None:
+        return [root]
     order: list[Any] = []
-    visited = set()
-    stack = [(root, False)]
-    push = stack.append
-    pop = stack.pop
-    while stack:
-        node, done = pop()
-        if done:
-            order.append(node)
-            continue
-        if node in visited:
-            continue
-        visited.add(node)
-        op = node._op
-        if op is not None and op.versions is None:
-            raise released_error(node)  # before any gradient has been touched
-        push((node, True))
+    leaves: list[Any] = []
+    seen = {root}
+    heap = [(-root._op.seq, root)]
+    while heap:
+        node = heappop(heap)[1]
+        order.append(node)
         for parent in node._prev:
-            if parent.requires_grad and parent not in visited:
-                push((parent, False))
-    order.reverse()
-    return order
+            if parent.requires_grad and parent not in seen:
+                seen.add(parent)
+                if parent._op is None:
+                    leaves.append(parent)
+                else:
+                    heappush(heap, (-parent._op.seq, parent))
+    return order + leaves
 
 
 def released_error(node: Any) -> RuntimeError:
@@ -79,6 +82,8 @@ def run_backward(
     With ``capture`` (a dict keyed by tensors), the complete gradient of each captured tensor
     is stored there instead of being accumulated into leaves' ``.grad`` (``autograd.grad``).
     """
+    if root._op is not None and root._op.versions is None:
+        raise released_error(root)  # before any gradient has been touched
     # The walk allocates many small objects but never a reference cycle, so Python's cyclic
     # garbage collector has nothing to find here; pausing it keeps its full passes over a large
     # graph from turning a linear walk into a superlinear one.
@@ -93,36 +98,34 @@ def run_backward(
 
 def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
           capture: dict | None) -> None:
-    order = topological_order(root)
     root._g = seed
+    leaves: list[Any] = []
+    heap: list[tuple[int, Any]] = []
+    if root._op is None:
+        leaves.append(root)
+    else:
+        heap.append((-root._op.seq, root))
     try:
-        for node in order:
+        while heap:
+            node = heappop(heap)[1]
             g = node._g
             node._g = None
-            if g is None:
-                continue
             if node._hooks:
                 g = _run_hooks(node, g)
-            op = node._op
             if capture is not None:
                 if node in capture:
                     capture[node] = g
-            elif op is None or keep_grad or node.keep_grad:
-                # Leaves keep their gradient in memory of their own: an in-place update of one
-                # .grad (clipping, an optimizer) must never change another tensor's.  Gradients
-                # passed straight through to a leaf were copied below; views are copied here.
-                if node.grad is None:
-                    node.grad = BACKENDS[node.device].own(g) if op is None else g
-                else:
-                    node.grad = node.grad + g
-            if op is None:
-                continue
+            elif keep_grad or node.keep_grad:
+                node.grad = g if node.grad is None else node.grad + g
+            op = node._op
             prev = node._prev
             versions = op.versions
             if versions:  # inputs the op saved must still be the values it saw
                 for parent, saved in zip(prev, versions):
                     if parent._version != saved:
                         raise _version_error(node, op)
+            elif versions is None:
+                raise released_error(node)
             if op.saves_output and node._version:
                 raise _version_error(node, op)
             backend = BACKENDS[node.device]
@@ -147,10 +150,31 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
                     pg = pg.astype(pd)
                 if parent._g is None:
                     parent._g = pg
+                    if parent._op is None:
+                        leaves.append(parent)
+                    else:
+                        heappush(heap, (-parent._op.seq, parent))
                 else:
                     parent._g = parent._g + pg
+        for leaf in leaves:
+            g = leaf._g
+            leaf._g = None
+            if leaf._hooks:
+                g = _run_hooks(leaf, g)
+            if capture is not None:
+                if leaf in capture:
+                    capture[leaf] = g
+            elif leaf.grad is None:
+                # A leaf keeps its gradient in memory of its own: an in-place update of one
+                # .grad (clipping, an optimizer) must never change another tensor's.  Gradients
+                # passed straight through to a leaf were copied above; views are copied here.
+                leaf.grad = BACKENDS[leaf.device].own(g)
+            else:
+                leaf.grad = leaf.grad + g
     except BaseException:
-        for node in order:  # an exception mid-walk must not leave gradients in flight
+        for _, node in heap:  # an exception mid-walk must not leave gradients in flight
+            node._g = None
+        for node in leaves:
             node._g = None
         raise
 

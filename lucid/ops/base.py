@@ -24,6 +24,7 @@ device, run ``forward``, wrap the result and -- only when a gradient or a FLOPs 
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,10 +41,11 @@ REGISTRY: dict[str, type[Op]] = {}
 class Op:
     """Base class of every operation.  Subclasses set ``name`` to register themselves."""
 
-    # ``versions`` (input versions at forward; None once the graph is released), ``flops`` and
-    # ``flops_bwd`` (recorded under count_flops) are the engine's; everything an op saves for
-    # its backward goes in ``__dict__`` and is dropped by ``release``.
-    __slots__ = ("__dict__", "versions", "flops", "flops_bwd")
+    # ``seq`` (when the op ran: the backward walk visits ops latest first), ``versions`` (input
+    # versions at forward; None once the graph is released), ``flops`` and ``flops_bwd``
+    # (recorded under count_flops) are the engine's; everything an op saves for its backward
+    # goes in ``__dict__`` and is dropped by ``release``.
+    __slots__ = ("__dict__", "seq", "versions", "flops", "flops_bwd")
 
     name: ClassVar[str] = ""
     differentiable: ClassVar[bool] = True
@@ -171,27 +173,28 @@ def apply(op: Op, *args: Any) -> Tensor:
     """Run ``op`` on ``args`` and return the result Tensor, recording the graph if needed.
 
     This is the hot path of the whole engine (every ``a + b`` goes through it), so it is
-    written plainly: one pass over the inputs, no closures, nothing recorded unless wanted.
+    written plainly: one pass over the inputs, no closures, nothing recorded unless wanted,
+    and the one- and two-input cases (almost every call) spelled out instead of looped.
     """
     for a in args:
         if not isinstance(a, Tensor):
             args = _promote(op, args)
             break
-    device = args[0].device
+    first = args[0]
+    device = first.device
     requires = False
     free = True
     logical = None
     for a in args:
         if a.device != device:
             device, args = _resolve_device(op, args)
+            first = args[0]
         if a.requires_grad:
             requires = True
         if not a._free:
             free = False
         if a._dtype is not None:
             logical = a._dtype
-    first = args[0]
-
     backend = BACKENDS[device]
     n = len(args)
     if op.fallback and device != "cpu":
@@ -225,16 +228,17 @@ def apply(op: Op, *args: Any) -> Tensor:
     if requires or mode.flops:
         out._prev = args
         out._op = op
-        op.versions = tuple([a._version for a in args]) if op.saves_inputs else ()
+        op.seq = next(_SEQ)
+        if not op.saves_inputs:
+            op.versions = ()
+        elif n == 1:
+            op.versions = (first._version,)
+        else:
+            op.versions = tuple([a._version for a in args])
         if op.wants_needs:
             op.needs = tuple([a.requires_grad for a in args])
         if mode.flops:  # rules return Python ints (the op table checks it)
-            if n == 1:
-                xs = (first.data,)
-            elif n == 2:
-                xs = (first.data, args[1].data)
-            else:
-                xs = [a.data for a in args]
+            xs = [a.data for a in args]
             op.flops = op.forward_flops(data, *xs)
             op.flops_bwd = op.backward_flops(data, *xs) if requires else 0
             if mode.tape is not None:
@@ -246,6 +250,7 @@ def apply(op: Op, *args: Any) -> Tensor:
 
 
 _new = object.__new__
+_SEQ = itertools.count()  # numbers recorded ops in the order they ran
 
 # (op class, input dtypes) -> the dtype NumPy gives, learnt once by running the op with NumPy.
 _NUMPY_DTYPE: dict[tuple, Any] = {}

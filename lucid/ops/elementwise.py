@@ -437,6 +437,18 @@ class Binary(Op):
         if a.shape != b.shape:
             broadcast_shape(self.name, tuple(a.shape), tuple(b.shape))
 
+    # The arithmetic operators (+ - * /) leave the shape check to the array library, which
+    # makes it before computing anything (NumPy and MLX both refuse shapes that cannot
+    # broadcast); only when it refuses do they ask ``check`` for the op's own message.  That
+    # keeps two shape reads out of the commonest ops (an MLX ``.shape`` builds a new tuple).
+    def refused(self, a: Any, b: Any, exc: ValueError) -> ValueError:
+        """The error for a refused ``a op b``: the op's own when the shapes are the reason."""
+        try:
+            self.check(a, b)
+        except ValueError as ours:
+            return ours
+        return exc
+
     def forward_flops(self, out: Any, a: Any, b: Any) -> int:
         return out.size
 
@@ -453,9 +465,10 @@ class Add(Binary):
     bwd_cost = 0
 
     def forward(self, xp, a, b):
-        if a.shape != b.shape:
-            self.check(a, b)
-        return a + b
+        try:
+            return a + b
+        except ValueError as exc:
+            raise self.refused(a, b, exc) from None
 
     def backward(self, xp, g):
         return g, g
@@ -469,9 +482,10 @@ class Sub(Binary):
     bwd_cost = 1
 
     def forward(self, xp, a, b):
-        if a.shape != b.shape:
-            self.check(a, b)
-        return a - b
+        try:
+            return a - b
+        except ValueError as exc:
+            raise self.refused(a, b, exc) from None
 
     def backward(self, xp, g):
         return g, -g
@@ -484,11 +498,12 @@ class Mul(Binary):
     wants_needs = True
 
     def forward(self, xp, a, b):
-        if a.shape != b.shape:
-            self.check(a, b)
         self.a = a
         self.b = b
-        return a * b
+        try:
+            return a * b
+        except ValueError as exc:
+            raise self.refused(a, b, exc) from None
 
     def backward(self, xp, g):
         need_a, need_b = self.needs  # x * weight: the constant's gradient is never built
@@ -502,11 +517,12 @@ class Div(Binary):
     bwd_cost = 4
 
     def forward(self, xp, a, b):
-        if a.shape != b.shape:
-            self.check(a, b)
         self.a = a
         self.b = b
-        return a / b
+        try:
+            return a / b
+        except ValueError as exc:
+            raise self.refused(a, b, exc) from None
 
     def backward(self, xp, g):
         ga = g / self.b

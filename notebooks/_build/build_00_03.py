@@ -657,7 +657,8 @@ stepper
 """),
     md("""
 The same frames as text — handy for a printed handout. One line per node, in the order
-`backward()` visits them (reverse topological order):
+`backward()` visits them: the op that ran last comes first (so every node comes after all the
+nodes that use it — a reverse topological order), and the leaves come at the end:
 """),
     code("""
 print(len(stepper), "steps")
