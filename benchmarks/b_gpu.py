@@ -7,7 +7,10 @@ Two workloads, every contender timed side by side in one process (``timeit_many`
   evaluates the result and the gradient at the end (``lucid.evaluate``), so the work is really
   done; native MLX writes the same chain with ``mlx.core`` ops, differentiates it with
   ``mx.value_and_grad`` and calls ``mx.eval``.  Here the cost is per-op Python overhead: Lucid's
-  dispatcher and backward walk on top of MLX's own graph building.
+  dispatcher and backward walk on top of MLX's own graph building.  A third contender, the
+  *floor* row, runs the chain through the barest engine of Lucid's shape (graph nodes with
+  their inputs and a rule, one visit per node; no checks at all): the part of the gap that
+  any autodiff written in Python pays, which Lucid cannot go below.
 * **MLP training step** -- 784-512-512-10, ReLU, cross-entropy, batch 128, plain SGD, float32,
   milliseconds per step.  Lucid (the same code on "cpu" and on "gpu") is written from
   primitives (``x @ w.T + b``, maximum, a log-softmax), so it measures the op layer alone;
@@ -29,6 +32,7 @@ real GPU.
 
 from __future__ import annotations
 
+import heapq
 import os
 import warnings
 
@@ -81,6 +85,72 @@ def _mlx_chain(mx):
     def step():
         value, grad = value_and_grad(x0)
         mx.eval(value, grad)
+
+    return step
+
+
+class _Node:
+    """A bare graph node: its value, its inputs, the rule that maps its gradient to theirs."""
+
+    __slots__ = ("data", "prev", "rule", "seq", "g", "requires_grad")
+
+    def __init__(self, data, prev=(), rule=None, seq=0, requires_grad=False) -> None:
+        self.data, self.prev, self.rule, self.seq = data, prev, rule, seq
+        self.g, self.requires_grad = None, requires_grad
+
+
+def _floor_backward(mx, root) -> None:
+    """Visit each node once, latest first (a heap on ``seq``), accumulating into inputs."""
+    root.g = mx.ones_like(root.data)
+    heap = [(-root.seq, root)]
+    while heap:
+        node = heapq.heappop(heap)[1]
+        for parent, pg in zip(node.prev, node.rule(node.g)):
+            if pg is None or not parent.requires_grad:
+                continue
+            if parent.g is None:
+                parent.g = pg
+                if parent.rule is not None:
+                    heapq.heappush(heap, (-parent.seq, parent))
+            else:
+                parent.g = parent.g + pg
+        node.g = None
+
+
+def _floor_chain(mx):
+    """The B1 chain through the barest engine of Lucid's shape, on the same MLX ops.
+
+    The graph lives in the nodes (each knows its inputs and its local rule, as a Lucid Tensor
+    knows ``_prev`` and ``_op``), and backward visits each node once after all its users.
+    Nothing else: no checks, hooks, version counters, dtype/device rules or FLOPs.  So this
+    row is the floor under lucid-gpu: what differentiating in Python, over a graph of Python
+    objects, costs per op on top of MLX (``mx.value_and_grad`` builds its backward graph in
+    C++).  Lucid's engine does all of that work plus the checks a teaching engine owes.
+    """
+    rng = np.random.default_rng(0)
+    x0 = _Node(mx.array(rng.standard_normal((8, 8)).astype(np.float32)), requires_grad=True)
+    a = _Node(mx.array(rng.standard_normal((8, 8)).astype(np.float32) * 0.1))
+    b = _Node(mx.array(np.full((8, 8), 0.9, np.float32)))
+
+    def add(x, y, seq):
+        return _Node(x.data + y.data, (x, y), lambda g: (g, g), seq, True)
+
+    def mul(x, y, seq):
+        return _Node(x.data * y.data, (x, y), lambda g: (g * y.data, g * x.data), seq, True)
+
+    def tanh(x, seq):
+        out = _Node(mx.tanh(x.data), (x,), None, seq, True)
+        out.rule = lambda g: (g - g * out.data * out.data,)
+        return out
+
+    def step():
+        x = x0
+        for i in range(N_OPS):
+            k = i % 3
+            x = add(x, a, i) if k == 0 else (mul(x, b, i) if k == 1 else tanh(x, i))
+        _floor_backward(mx, x)
+        mx.eval(x.data, x0.g)
+        x0.g = None
 
     return step
 
@@ -216,13 +286,19 @@ def _run(mx, torch, quick: bool) -> list[Row]:
         if mx:
             fns["lucid-gpu"] = _lucid_gpu_chain()
             fns["mlx"] = _mlx_chain(mx)
+            fns["floor"] = _floor_chain(mx)
         if torch:
             fns["torch"] = _torch_chain(torch)
         per_op = 1e6 / N_OPS
         t = {k: v * per_op for k, v in timeit_many(fns, number=5 if quick else 20).items()}
+        floor = t.pop("floor", None)
         b1 = Row("B1 on gpu: per-op fwd+bwd, (8,8) f32", "us/op", dict(t),
                  target="lucid-gpu <= 1.3x mlx")
         rows = [b1]
+        if floor is not None:
+            # the "lucid-gpu" column of this row is the bare Python tape (_floor_chain)
+            rows.append(Row("  bare Python autodiff on MLX (floor)", "us/op",
+                            {"lucid-gpu": floor, "mlx": t["mlx"]}, target="-"))
 
         # MLP: GEMM-bound, every library on all cores (B1 left PyTorch on one thread); a
         # pause before each batch so that one library's spinning BLAS threads do not slow the
