@@ -173,8 +173,7 @@ def apply(op: Op, *args: Any) -> Tensor:
     """Run ``op`` on ``args`` and return the result Tensor, recording the graph if needed.
 
     This is the hot path of the whole engine (every ``a + b`` goes through it), so it is
-    written plainly: one pass over the inputs, no closures, nothing recorded unless wanted,
-    and the one- and two-input cases (almost every call) spelled out instead of looped.
+    written plainly: one pass over the inputs, no closures, nothing recorded unless wanted.
     """
     for a in args:
         if not isinstance(a, Tensor):
@@ -238,7 +237,12 @@ def apply(op: Op, *args: Any) -> Tensor:
         if op.wants_needs:
             op.needs = tuple([a.requires_grad for a in args])
         if mode.flops:  # rules return Python ints (the op table checks it)
-            xs = [a.data for a in args]
+            if n == 1:
+                xs = (first.data,)
+            elif n == 2:
+                xs = (first.data, args[1].data)
+            else:
+                xs = [a.data for a in args]
             op.flops = op.forward_flops(data, *xs)
             op.flops_bwd = op.backward_flops(data, *xs) if requires else 0
             if mode.tape is not None:
