@@ -135,8 +135,12 @@ def _floor_chain(mx):
     def add(x, y, seq):
         return _Node(x.data + y.data, (x, y), lambda g: (g, g), seq, True)
 
-    def mul(x, y, seq):
-        return _Node(x.data * y.data, (x, y), lambda g: (g * y.data, g * x.data), seq, True)
+    def mul(x, y, seq):  # builds only the gradients that are needed, as Lucid's Mul does
+        def rule(g):
+            return (g * y.data if x.requires_grad else None,
+                    g * x.data if y.requires_grad else None)
+
+        return _Node(x.data * y.data, (x, y), rule, seq, True)
 
     def tanh(x, seq):
         out = _Node(mx.tanh(x.data), (x,), None, seq, True)
@@ -296,7 +300,7 @@ def _run(mx, torch, quick: bool) -> list[Row]:
                  target="lucid-gpu <= 1.3x mlx")
         rows = [b1]
         if floor is not None:
-            # the "lucid-gpu" column of this row is the bare Python tape (_floor_chain)
+            # the "lucid-gpu" column of this row holds the floor engine's time (_floor_chain)
             rows.append(Row("  bare Python autodiff on MLX (floor)", "us/op",
                             {"lucid-gpu": floor, "mlx": t["mlx"]}, target="-"))
 
