@@ -22,16 +22,11 @@ from lucid.types import (
     Int64,
     Numeric,
 )
-from lucid import ops  # noqa: E402  (registers ops and Tensor operators)
-from lucid.ops.elementwise import *  # noqa: F403,E402
-from lucid.ops.indexing import *  # noqa: F403,E402
-from lucid.ops.linalg import *  # noqa: F403,E402
-from lucid.ops.reduction import *  # noqa: F403,E402
-from lucid.ops.shape import *  # noqa: F403,E402
+from lucid import ops  # noqa: E402  (registers ops, attaches Tensor methods and operators)
+from lucid.ops import *  # noqa: F403,E402  (every public function of the catalogue)
 from lucid.creation import *  # noqa: F403,E402
 from lucid import random  # noqa: E402
 from lucid.random import rand, randn  # noqa: E402
-from lucid.ops.device import evaluate  # noqa: E402
 from lucid.backends import gpu_available, gpu_status  # noqa: E402
 from lucid import autograd  # noqa: E402
 from lucid import nn  # noqa: E402

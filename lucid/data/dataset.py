@@ -20,7 +20,7 @@ import numpy as np
 from lucid import random as lucid_random
 from lucid.autograd.mode import grad_enabled
 from lucid.backends import get_backend
-from lucid.ops.shape import stack
+from lucid.ops import stack
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 

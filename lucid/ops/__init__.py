@@ -1,17 +1,24 @@
 """The op catalogue.  Each module holds one family; each op is one class (see ``base.py``).
 
-Importing this package registers every op in ``REGISTRY`` and attaches Tensor's operators.
+Importing this package registers every op in ``REGISTRY``; the public functions derived from
+the classes (``FUNCTIONS``) become this package's names (``lucid.ops.exp``, re-exported as
+``lucid.exp``), and their Tensor methods and operators are attached.
 """
 
-from lucid.ops import conv, device, elementwise, indexing, linalg, nn, reduction, shape  # noqa: F401
-from lucid.ops.base import REGISTRY, Op, apply
-from lucid.ops.elementwise import *  # noqa: F403
-from lucid.ops.indexing import *  # noqa: F403
-from lucid.ops.linalg import *  # noqa: F403
-from lucid.ops.reduction import *  # noqa: F403
-from lucid.ops.shape import *  # noqa: F403
-from lucid.ops.nn import *  # noqa: F403
-from lucid.ops.conv import *  # noqa: F403
-from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches operators to Tensor)
+from lucid.ops import (  # noqa: F401  (each import registers a family)
+    activation,
+    conv,
+    device,
+    elementwise,
+    indexing,
+    linalg,
+    loss,
+    reduction,
+    shape,
+)
+from lucid.ops.base import FUNCTIONS, REGISTRY, Op, apply, public
+from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
 
-__all__ = ["REGISTRY", "Op", "apply"]
+globals().update(FUNCTIONS)
+
+__all__ = sorted(FUNCTIONS)  # the functions alone: `from lucid.ops import *`

@@ -1,30 +1,39 @@
-"""The ``Op`` base class, the op registry and the dispatcher ``apply``.
+"""The ``Op`` base class, the catalogue's registries and the dispatcher ``apply``.
 
-One operation is one class holding everything about it (STYLE #1)::
+One operation is one class holding everything about it (STYLE #1): its name, its public
+function, whether it is a Tensor method, the values it keeps for backward, forward, backward
+and FLOPs::
 
-    class Exp(Op):
+    class Exp(Elementwise):
         '''y = e^x.   dy/dx = e^x = y, so backward reuses the output.'''
-        name = "exp"
+        name = "exp"              # registers the op: lucid.exp(x) ...
+        method = True             # ... and x.exp()
+        saves_inputs = False      # backward reads only the output
         saves_output = True
-        def forward(self, xp, x):           self.y = xp.exp(x); return self.y
-        def backward(self, xp, g):          return (g * self.y,)
-        def forward_flops(self, out, x):    return out.size
-        def backward_flops(self, out, x):   return out.size
+        def forward(self, xp, x):    self.y = xp.exp(x); return self.y
+        def backward(self, xp, g):   return (g * self.y,)
 
 ``forward`` and ``backward`` receive ``xp``, the array namespace of the device the op runs on
 (``numpy`` for "cpu", ``mlx.core`` for "gpu"), and plain backend arrays, never Tensors.  The
 op checks its inputs at the top of ``forward`` (before any work) and keeps whatever backward
 needs on ``self``.  ``backward(g)`` returns one gradient per input (None where there is none).
 
-:func:`apply` is the single path every op call takes: promote arguments to tensors, choose the
+Registering a class is all it takes to publish it: the public function ``lucid.<function>``
+is derived from the class (its tensor ``inputs`` first, then the parameters of its
+``__init__``), and so are its Tensor method and Python operator.  Functions built from other
+ops, with no class of their own (``split``, ``hstack``), register with :func:`public`.
+
+:func:`apply` is the single path every op call takes: make the arguments tensors, choose the
 device, run ``forward``, wrap the result and -- only when a gradient or a FLOPs count is wanted
--- record ``_op``/``_prev`` on it.
+-- record the graph on it.
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 import itertools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,24 +44,43 @@ from lucid.shapes import fmt
 from lucid.tensor import _PY_SCALARS, Tensor
 from lucid.types import Float32, Float64, to_numeric_type
 
+#: op name -> op class (every class that sets ``name``)
 REGISTRY: dict[str, type[Op]] = {}
+#: public function name -> function: ``lucid.<name>`` (op classes and :func:`public` ones)
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+#: Tensor attribute -> function (or property): ``x.<name>``
+METHODS: dict[str, Any] = {}
+#: Python operator ("+", "-x", "==", "@", "[]", ...) -> the function that computes it
+OPERATORS: dict[str, Callable[..., Any]] = {}
 
 
 class Op:
     """Base class of every operation.  Subclasses set ``name`` to register themselves."""
 
-    # ``seq`` (when the op ran: the backward walk visits ops latest first), ``versions`` (input
-    # versions at forward; None once the graph is released), ``flops`` and ``flops_bwd``
-    # (recorded under count_flops) are the engine's; everything an op saves for its backward
-    # goes in ``__dict__`` and is dropped by ``release``.
-    __slots__ = ("__dict__", "seq", "versions", "flops", "flops_bwd")
+    # ``seq`` (when the op ran: the backward walk visits ops latest first), ``versions`` (the
+    # saved inputs' versions at forward; None once the graph is released), ``flops`` and
+    # ``flops_bwd`` (recorded under count_flops) and ``module`` (the module call that ran it,
+    # set by a recorder) are the engine's; everything an op saves for its backward goes in
+    # ``__dict__`` and is dropped by ``release``.
+    __slots__ = ("__dict__", "seq", "versions", "flops", "flops_bwd", "module")
 
+    # -- what the op is called, and where it is published --------------------------------
+    #: registers the op; error messages start with it
     name: ClassVar[str] = ""
-    differentiable: ClassVar[bool] = True
-    #: gradients may come back at the broadcast shape and are summed down to the input's shape
-    broadcasts: ClassVar[bool] = False
-    #: backward reads the inputs' values (so in-place changes to them are an error)
-    saves_inputs: ClassVar[bool] = True
+    #: the public function ``lucid.<function>``: defaults to ``name``; None publishes none
+    function: ClassVar[str | None]
+    #: also a Tensor method of the function's name (``x.exp()``)
+    method: ClassVar[bool] = False
+    #: the Python operator it computes: "+", "-", "*", "/", "//", "**", "@", "==", "!=", "<",
+    #: "<=", ">", ">=", "&", "|", "^", "-x", "~x", "abs(x)" or "[]" (see tensor_methods.py)
+    operator: ClassVar[str | None] = None
+    #: names of the tensor arguments the function takes first (its parameters follow)
+    inputs: ClassVar[tuple[str, ...]] = ("x",)
+
+    # -- what backward needs -------------------------------------------------------------
+    #: which inputs backward reads: True (all), False (none) or a tuple of input positions.
+    #: An in-place change to one of them after the forward pass is an error at backward.
+    saves_inputs: ClassVar[bool | tuple[int, ...]] = True
     #: backward reads the output's value
     saves_output: ClassVar[bool] = False
     #: record ``self.needs`` (which inputs require grad) so backward can skip dead work
@@ -61,6 +89,11 @@ class Op:
     #: after it) so backward can free a large saved buffer as soon as it has used it
     wants_final: ClassVar[bool] = False
     final: bool = False
+
+    # -- how it runs ---------------------------------------------------------------------
+    differentiable: ClassVar[bool] = True
+    #: gradients may come back at the broadcast shape and are summed down to the input's shape
+    broadcasts: ClassVar[bool] = False
     #: the "gpu" backend lacks this op: run it with NumPy and move the result (warns once)
     fallback: ClassVar[bool] = False
     #: on "gpu", give results the dtype NumPy would (MLX promotes integers differently)
@@ -69,10 +102,12 @@ class Op:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("name")
-        if name:
-            if name in REGISTRY:
-                raise RuntimeError(f"op name {name!r} registered twice")
-            REGISTRY[name] = cls
+        if not name:
+            return  # a family base class (Elementwise, Reduce, ...): nothing to register
+        if name in REGISTRY:
+            raise RuntimeError(f"op name {name!r} registered twice")
+        REGISTRY[name] = cls
+        _publish(cls)
 
     def forward(self, xp: Any, *xs: Any) -> Any:
         raise NotImplementedError
@@ -101,8 +136,181 @@ class Op:
         return f"<{type(self).__name__}>"
 
 
-# Python scalars take the dtype of the tensor they meet (NumPy 2's "weak scalar" rule):
-# float32 tensor + 2.5 stays float32, int32 tensor + 2.5 becomes float64.
+# --------------------------------------------------------------------------------------------
+# publishing: lucid.<function>, x.<method>() and Python operators, derived from the classes
+
+
+def _publish(cls: type[Op]) -> None:
+    """Derive ``cls``'s public function and enter it in FUNCTIONS, METHODS and OPERATORS."""
+    fn_name = cls.__dict__.get("function", cls.name)
+    fn = _function_of(cls, fn_name or cls.name)
+    if fn_name:
+        _enter(fn_name, fn, method=cls.method)
+    if cls.operator:
+        OPERATORS[cls.operator] = fn
+
+
+def _function_of(cls: type[Op], fn_name: str) -> Callable[..., Any]:
+    """The function users call for ``cls``: ``fn(*inputs, *params)`` -> ``apply(cls(*params),
+    *inputs)``.  A class whose arguments follow another order defines a classmethod ``call``,
+    which is then the function."""
+    if hasattr(cls, "call"):
+        call = cls.call  # type: ignore[attr-defined]
+
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            return call(*args, **kwargs)
+
+        signature = _signature(call)
+    else:
+        fn, signature = _default_function(cls, fn_name)
+    fn.__name__ = fn.__qualname__ = fn_name
+    fn.__code__ = _renamed(fn.__code__, fn_name)  # Python's own argument errors name it
+    fn.__doc__ = cls.__doc__
+    fn.__module__ = cls.__module__
+    fn.__signature__ = signature  # type: ignore[attr-defined]
+    return fn
+
+
+def _default_function(cls: type[Op], fn_name: str) -> tuple[Callable[..., Any], Any]:
+    n = len(cls.inputs)
+    params = []  # the op's own parameters: its __init__'s, less self
+    if cls.__init__ is not object.__init__:
+        params = list(_signature(cls.__init__).parameters.values())[1:]
+    takes_params = bool(params)
+    tensors = [inspect.Parameter(i, inspect.Parameter.POSITIONAL_ONLY) for i in cls.inputs]
+    signature = inspect.Signature(tensors + params)
+    # The common cases get a plain function of their own (every ``a + b`` goes through one).
+    if not takes_params and n == 1:
+
+        def fn(x):
+            return apply(cls(), x)
+    elif not takes_params and n == 2:
+
+        def fn(a, b):
+            return apply(cls(), a, b)
+    else:
+
+        def fn(*args, **kwargs):
+            if len(args) < n:
+                raise _call_error(fn_name, signature, args, kwargs)
+            try:
+                op = cls(*args[n:], **kwargs)
+            except TypeError as exc:  # a wrong argument list, or a parameter of a wrong type
+                raise _call_error(fn_name, signature, args, kwargs) or exc from None
+            return apply(op, *args[:n])
+
+    return fn, signature
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``fn``'s signature with its annotations as types, not strings (for ``help``)."""
+    try:
+        return inspect.signature(fn, eval_str=True)
+    except (NameError, TypeError):
+        return inspect.signature(fn)
+
+
+def _call_error(fn_name: str, signature: Any, args: tuple, kwargs: dict) -> TypeError | None:
+    """The TypeError for arguments that do not fit ``signature`` (None when they do)."""
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        return TypeError(f"{fn_name}{signature}: {exc}")
+    return None
+
+
+def _renamed(code: Any, name: str) -> Any:
+    if hasattr(code, "co_qualname"):  # Python 3.11+
+        return code.replace(co_name=name, co_qualname=name)
+    return code.replace(co_name=name)
+
+
+def _enter(name: str, fn: Any, method: bool = False, prop: bool = False) -> None:
+    if name in FUNCTIONS and FUNCTIONS[name] is not fn:
+        raise RuntimeError(f"public function {name!r} defined twice")
+    FUNCTIONS[name] = fn
+    if method or prop:
+        METHODS[name] = property(fn) if prop else fn
+
+
+def public(fn: Callable[..., Any] | None = None, *, method: bool = False,
+           function: bool = True, prop: bool = False, name: str | None = None) -> Any:
+    """Publish a function built from ops (no class of its own) beside the op functions.
+
+    ``@public`` makes ``lucid.<name>``; ``method=True`` also ``x.<name>(...)``;
+    ``prop=True`` makes a Tensor property (``x.T``); ``function=False`` publishes the Tensor
+    method alone (``x.to("gpu")``); ``name`` overrides the function's own name.
+    """
+
+    def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        key = name or f.__name__
+        if function:
+            _enter(key, f, method=method, prop=prop)
+        elif method or prop:
+            METHODS[key] = property(f) if prop else f
+        return f
+
+    return register if fn is None else register(fn)
+
+
+# --------------------------------------------------------------------------------------------
+# apply: the path every op call takes
+
+
+def apply(op: Op, *args: Any) -> Tensor:
+    """Run ``op`` on ``args`` and return the result Tensor, recording the graph if wanted."""
+    for a in args:                              # 1. numbers, lists, arrays -> free tensors
+        if not isinstance(a, Tensor):
+            args = _as_tensors(op, args)
+            break
+    device = args[0].device                     # 2. the one device the op runs on
+    for a in args:
+        if a.device != device:
+            device, args = _pick_device(op, args)
+            break
+    data = _run_forward(op, device, args)       # 3. forward on that device's arrays
+    out = _wrap_result(op, data, device, args)  # 4. the result Tensor
+    if out.requires_grad or MODE.flops:         # 5. the graph, only when someone needs it
+        _record(op, out, args)
+    return out
+
+
+def _as_tensors(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
+    """``args`` with every non-Tensor turned into a *free* tensor (one that follows the op's
+    device): a Python scalar takes the dtype of the tensor it meets (``float32 + 2.5`` stays
+    float32, NumPy 2's "weak scalar" rule); lists and arrays become "cpu" tensors."""
+    for a in args:
+        if not isinstance(a, Tensor):
+            break
+    else:
+        return args  # the usual case: all tensors already
+    ref = next((a for a in args if isinstance(a, Tensor)), None)
+    return tuple(a if isinstance(a, Tensor) else _free_tensor(op, a, ref) for a in args)
+
+
+def _free_tensor(op: Op, a: Any, ref: Tensor | None) -> Tensor:
+    if isinstance(a, _PY_SCALARS) and ref is not None:
+        value = np.asarray(a, dtype=_weak_dtype(ref.data.dtype, a))
+        t = Tensor._wrap(BACKENDS[ref.device].asarray(value), ref.device)
+    elif ref is not None and ref.device != "cpu" and isinstance(a, BACKENDS[ref.device].array_type):
+        # a raw MLX array meeting a gpu tensor (``w -= lr * w.grad``): wrap it as is, not
+        # through NumPy and back (which copies twice and forces MLX to evaluate mid-step)
+        t = Tensor._wrap(a, ref.device)
+    else:
+        try:
+            t = Tensor(a)
+        except TypeError as exc:
+            raise op.error(
+                f"cannot use an argument of type {type(a).__name__} as a tensor "
+                "(expected a Tensor, a number, a list or a NumPy array)",
+                TypeError,
+            ) from exc
+    t._free = True
+    return t
+
+
+# Python scalars take the dtype of the tensor they meet: float32 tensor + 2.5 stays float32,
+# int32 tensor + 2.5 becomes float64.  Learnt once per (dtype, scalar type) from NumPy.
 _WEAK_DTYPE: dict[tuple[Any, type], Any] = {}
 
 
@@ -115,46 +323,15 @@ def _weak_dtype(like: Any, value: Any) -> Any:
     return dtype
 
 
-def _promote(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
-    """Turn scalars, lists and arrays among ``args`` into free tensors.
-
-    A Python scalar is made directly on the device of the first tensor argument, with the
-    dtype the weak-scalar rule gives; lists and arrays become free "cpu" tensors, which the
-    device resolution then moves to the op's device.
-    """
-    ref = next((a for a in args if isinstance(a, Tensor)), None)
-    out = []
+def _pick_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, ...]]:
+    """The op's device: the one its inputs share, else the one device of its *fixed* inputs
+    (free tensors are moved there); fixed inputs on two devices are an error."""
+    device = args[0].device
     for a in args:
-        if isinstance(a, Tensor):
-            out.append(a)
-        elif isinstance(a, _PY_SCALARS) and ref is not None:
-            value = np.asarray(a, dtype=_weak_dtype(ref.data.dtype, a))
-            t = Tensor._wrap(BACKENDS[ref.device].asarray(value), ref.device)
-            t._free = True
-            out.append(t)
-        elif (ref is not None and ref.device != "cpu"
-              and isinstance(a, BACKENDS[ref.device].array_type)):
-            # a raw MLX array meeting a gpu tensor (``w -= lr * w.grad``): wrap it as is, not
-            # through NumPy and back (which copies twice and forces MLX to evaluate mid-step)
-            t = Tensor._wrap(a, ref.device)
-            t._free = True
-            out.append(t)
-        else:
-            try:
-                t = Tensor(a)
-            except TypeError as exc:
-                raise op.error(
-                    f"cannot use an argument of type {type(a).__name__} as a tensor "
-                    "(expected a Tensor, a number, a list or a NumPy array)",
-                    TypeError,
-                ) from exc
-            t._free = True
-            out.append(t)
-    return tuple(out)
-
-
-def _resolve_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, ...]]:
-    """Pick the op's device; free tensors follow it, fixed ones on another device are an error."""
+        if a.device != device:
+            break
+    else:
+        return device, args  # the usual case: one device already
     fixed = {a.device for a in args if not a._free}
     if len(fixed) > 1:
         listed = ", ".join(f"{fmt(a.shape)} on {a.device!r}" for a in args)
@@ -169,92 +346,93 @@ def _resolve_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor
     return device, tuple(a if a.device == device else a.to(device) for a in args)
 
 
-def apply(op: Op, *args: Any) -> Tensor:
-    """Run ``op`` on ``args`` and return the result Tensor, recording the graph if needed.
+def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
+    """``op.forward`` on the device's namespace and the inputs' arrays."""
+    backend = BACKENDS[device]
+    if op.fallback and device != "cpu":
+        return fallback.forward(op, backend, [a.data for a in args])
+    if len(args) == 1:  # spelled out: the commonest calls skip building a list
+        return op.forward(backend.xp, args[0].data)
+    if len(args) == 2:
+        return op.forward(backend.xp, args[0].data, args[1].data)
+    return op.forward(backend.xp, *[a.data for a in args])
 
-    This is the hot path of the whole engine (every ``a + b`` goes through it), so it is
-    written plainly: one pass over the inputs, no closures, nothing recorded unless wanted.
-    """
+
+def _wrap_result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
+    """The result Tensor: free only if every input was, needing a gradient if any input
+    does (while grad mode is on and the op is differentiable), with no graph yet."""
+    free, requires, logical = True, False, None
     for a in args:
-        if not isinstance(a, Tensor):
-            args = _promote(op, args)
-            break
-    first = args[0]
-    device = first.device
-    requires = False
-    free = True
-    logical = None
-    for a in args:
-        if a.device != device:
-            device, args = _resolve_device(op, args)
-            first = args[0]
-        if a.requires_grad:
-            requires = True
         if not a._free:
             free = False
+        if a.requires_grad:
+            requires = True
         if a._dtype is not None:
             logical = a._dtype
-    backend = BACKENDS[device]
-    n = len(args)
-    if op.fallback and device != "cpu":
-        data = fallback.forward(op, backend, [a.data for a in args])
-    elif n == 1:
-        data = op.forward(backend.xp, first.data)
-    elif n == 2:
-        data = op.forward(backend.xp, first.data, args[1].data)
-    else:
-        data = op.forward(backend.xp, *[a.data for a in args])
-
     if device != "cpu" and op.numpy_dtypes:
-        for a in args:
-            if a.data.dtype not in backend.float_dtypes:  # ints/bools: MLX and NumPy differ
-                data, logical = _numpy_result_dtype(op, args, data, logical)
-                break
-
-    out = _new(Tensor)
+        data, logical = _numpy_result_dtype(op, args, data, logical)
+    out = _new(Tensor)  # Tensor._wrap, spelled out: this runs once per op
     out.data = data
     out.grad = None
+    out.requires_grad = requires and MODE.grad and op.differentiable
     out.keep_grad = False
     out.device = device
+    out._prev = ()
+    out._op = None
     out._version = 0
     out._hooks = None
     out._g = None
     out._free = free
     out._dtype = None if logical is None else _logical_result(logical, data)
-    mode = MODE
-    requires = requires and mode.grad and op.differentiable
-    out.requires_grad = requires
-    if requires or mode.flops:
-        out._prev = args
-        out._op = op
-        op.seq = next(_SEQ)
-        if not op.saves_inputs:
-            op.versions = ()
-        elif n == 1:
-            op.versions = (first._version,)
-        else:
-            op.versions = tuple([a._version for a in args])
-        if op.wants_needs:
-            op.needs = tuple([a.requires_grad for a in args])
-        if mode.flops:  # rules return Python ints (the op table checks it)
-            if n == 1:
-                xs = (first.data,)
-            elif n == 2:
-                xs = (first.data, args[1].data)
-            else:
-                xs = [a.data for a in args]
-            op.flops = op.forward_flops(data, *xs)
-            op.flops_bwd = op.backward_flops(data, *xs) if requires else 0
-            if mode.tape is not None:
-                mode.tape.append(out)
-    else:
-        out._prev = ()
-        out._op = None
     return out
 
 
 _new = object.__new__
+
+
+def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
+    """Make ``out`` a graph node: its op, its inputs, when it ran, the versions of the inputs
+    backward will read, and (while counting) the op's FLOPs."""
+    out._op = op
+    out._prev = args
+    op.seq = next(_SEQ)
+    op.versions = _saved_versions(op, args) if op.saves_inputs is not True else tuple(
+        [a._version for a in args])
+    if op.wants_needs:
+        op.needs = tuple([a.requires_grad for a in args])
+    if MODE.flops:
+        _count_flops(op, out, args)
+
+
 _SEQ = itertools.count()  # numbers recorded ops in the order they ran
+
+
+def saved_positions(op: Op, n: int) -> tuple[int, ...] | range:
+    """The positions of the inputs ``op``'s backward reads (its ``saves_inputs``)."""
+    saved = op.saves_inputs
+    if saved is True:
+        return range(n)
+    return saved or ()
+
+
+def _saved_versions(op: Op, args: tuple[Tensor, ...]) -> tuple[int, ...]:
+    """The versions of the inputs backward reads, to check at backward that none changed."""
+    saved = op.saves_inputs
+    if saved is True:
+        return tuple([a._version for a in args])
+    if not saved:
+        return ()
+    return tuple([args[i]._version for i in saved])
+
+
+def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
+    """Store the op's forward and backward FLOPs on it (rules return Python ints)."""
+    xs = [a.data for a in args]
+    op.flops = op.forward_flops(out.data, *xs)
+    op.flops_bwd = op.backward_flops(out.data, *xs) if out.requires_grad else 0
+    if MODE.tape is not None:
+        MODE.tape.append(out)
+
 
 # (op class, input dtypes) -> the dtype NumPy gives, learnt once by running the op with NumPy.
 _NUMPY_DTYPE: dict[tuple, Any] = {}
@@ -269,6 +447,12 @@ def _numpy_result_dtype(op: Op, args: tuple[Tensor, ...], data: Any, logical: An
     of non-float input dtypes it runs once with NumPy to learn the answer, and gpu results are
     cast to it (Float64 then follows the gpu storage policy).
     """
+    floats = BACKENDS[args[0].device].float_dtypes
+    for a in args:
+        if a.data.dtype not in floats:
+            break
+    else:
+        return data, logical  # all floats: MLX and NumPy agree
     key = (type(op), tuple(str(a.data.dtype) for a in args))
     want = _NUMPY_DTYPE.get(key)
     if want is None:

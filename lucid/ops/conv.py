@@ -76,10 +76,6 @@ from lucid.ops.base import Op, apply, numel
 from lucid.shapes import fmt
 from lucid.types import to_numeric_type
 
-# (no plain ``conv``: ``from lucid.ops.conv import *`` must not hide the module ``lucid.ops.conv``)
-__all__ = ["conv_nd", "conv_transpose_nd", "unfold", "max_pool_nd", "avg_pool_nd"]
-
-
 # --------------------------------------------------------------------------------------------
 # arguments
 
@@ -358,6 +354,15 @@ class Conv(_ConvBase):
     """
 
     name = "conv"
+    function = "conv_nd"
+    inputs = ("x", "w")
+
+    @classmethod
+    def call(cls, x: Any, w: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+             groups: int = 1) -> Any:
+        """N-d convolution of x (N, C, *S) with w (Cout, C/groups, *k); no bias."""
+        d = max(len(getattr(w, "shape", ())) - 2, 1)
+        return apply(cls(d, stride, padding, dilation, groups), x, w)
     wants_final = True
 
     def weight_axes(self) -> str:
@@ -429,6 +434,15 @@ class ConvTranspose(_ConvBase):
     """
 
     name = "conv_transpose"
+    function = "conv_transpose_nd"
+    inputs = ("x", "w")
+
+    @classmethod
+    def call(cls, x: Any, w: Any, stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+             dilation: Any = 1, groups: int = 1) -> Any:
+        """N-d transposed convolution of x (N, Cin, *S) with w (Cin, Cout/groups, *k)."""
+        d = max(len(getattr(w, "shape", ())) - 2, 1)
+        return apply(cls(d, stride, padding, output_padding, dilation, groups), x, w)
     kind = "conv_transpose"
 
     def __init__(self, d: int, stride, padding, output_padding, dilation, groups: int) -> None:
@@ -512,6 +526,13 @@ class Unfold(Op):
     name = "unfold"
     saves_inputs = False
 
+    @classmethod
+    def call(cls, x: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+             stride: Any = 1) -> Any:
+        """im2col: (N, C, *S) -> (N, C·prod(kernel), L) sliding windows as columns."""
+        d = max(len(getattr(x, "shape", ())) - 2, 1)
+        return apply(cls(d, kernel_size, dilation, padding, stride), x)
+
     def __init__(self, d: int, kernel, dilation, padding, stride) -> None:
         self.label = f"unfold{'' if d == 2 else f'{d}d'}"
         self.d = d
@@ -557,10 +578,10 @@ class _Pool(Op):
 
     saves_inputs = False
 
-    def __init__(self, d: int, kernel, stride, padding, dilation=1) -> None:
+    def __init__(self, d: int, kernel_size, stride=None, padding=0, dilation=1) -> None:
         self.d = d
         self.label = f"{self.name}{d}d"
-        self.kernel = ntuple(self.label, "kernel_size", kernel, d, 1)
+        self.kernel = ntuple(self.label, "kernel_size", kernel_size, d, 1)
         self.stride = self.kernel if stride is None else ntuple(
             self.label, "stride", stride, d, 1)
         self.padding = ntuple(self.label, "padding", padding, d, 0)
@@ -635,6 +656,8 @@ class MaxPool(_Pool):
     """
 
     name = "max_pool"
+    function = "max_pool_nd"
+    saves_inputs = True  # backward finds each window's maximum in x again
 
     def forward(self, xp, x):
         win = self.windows(x)
@@ -670,9 +693,11 @@ class AvgPool(_Pool):
     """
 
     name = "avg_pool"
+    function = "avg_pool_nd"
+    saves_inputs = True  # backward reads x's windows (their layout) again
 
-    def __init__(self, d: int, kernel, stride, padding) -> None:
-        super().__init__(d, kernel, stride, padding)
+    def __init__(self, d: int, kernel_size, stride=None, padding=0) -> None:
+        super().__init__(d, kernel_size, stride, padding)
 
     def forward(self, xp, x):
         win = self.windows(x)
@@ -687,39 +712,3 @@ class AvgPool(_Pool):
     def backward(self, xp, g):
         g = _batched(g, self.d) * (1.0 / self.win.taps)
         return (self.scatter(xp, lambda t: g, g.dtype).reshape(self.shape),)
-
-
-# --------------------------------------------------------------------------------------------
-# the functions (nn.functional adds bias, names and unbatched inputs)
-
-
-def conv_nd(x, w, stride=1, padding=0, dilation=1, groups: int = 1):
-    """N-d convolution of x (N, C, *S) with w (Cout, C/groups, *k); no bias."""
-    d = max(len(getattr(w, "shape", ())) - 2, 1)
-    return apply(Conv(d, stride, padding, dilation, groups), x, w)
-
-
-def conv_transpose_nd(x, w, stride=1, padding=0, output_padding=0, dilation=1, groups: int = 1):
-    """N-d transposed convolution of x (N, Cin, *S) with w (Cin, Cout/groups, *k); no bias."""
-    d = max(len(getattr(w, "shape", ())) - 2, 1)
-    return apply(ConvTranspose(d, stride, padding, output_padding, dilation, groups), x, w)
-
-
-def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
-    """im2col: (N, C, *S) -> (N, C·prod(kernel), L) sliding windows as columns."""
-    d = max(len(getattr(x, "shape", ())) - 2, 1)
-    return apply(Unfold(d, kernel_size, dilation, padding, stride), x)
-
-
-def max_pool_nd(x, d: int, kernel_size, stride=None, padding=0, dilation=1):
-    """d-dimensional max pooling over the last d axes of (N, C, *S) or (C, *S)."""
-    return apply(MaxPool(d, kernel_size, stride, padding, dilation), x)
-
-
-def avg_pool_nd(x, d: int, kernel_size, stride=None, padding=0):
-    """d-dimensional average pooling over the last d axes of (N, C, *S) or (C, *S)."""
-    return apply(AvgPool(d, kernel_size, stride, padding), x)
-
-
-#: Tensor methods this module provides: name -> function (attached by tensor_methods.py)
-METHODS: dict = {}

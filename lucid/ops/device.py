@@ -10,17 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from lucid.backends import check_device, get_backend
-from lucid.ops.base import Op, apply
+from lucid.ops.base import Op, apply, public
 from lucid.tensor import Tensor
 from lucid.types import Numeric, to_numeric_type
-
-__all__: list[str] = []
 
 
 class ToDevice(Op):
     """y = x on another device.   dy/dx = 1: the gradient is moved back to x's device."""
 
     name = "to"
+    function = None  # spelled x.to(device), below
     saves_inputs = False
 
     def __init__(self, src: str, dst: str, logical: Numeric) -> None:
@@ -44,6 +43,7 @@ class ToDevice(Op):
         return 0
 
 
+@public(method=True, function=False)
 def to(self: Tensor, device: str) -> Tensor:
     """This tensor on ``device`` ("cpu" or "gpu"); the tensor itself when already there.
 
@@ -62,14 +62,17 @@ def to(self: Tensor, device: str) -> Tensor:
     return out
 
 
+@public(method=True, function=False)
 def cpu(self: Tensor) -> Tensor:
     return to(self, "cpu")
 
 
+@public(method=True, function=False)
 def gpu(self: Tensor) -> Tensor:
     return to(self, "gpu")
 
 
+@public
 def evaluate(*tensors: Any) -> None:
     """Force lazy (MLX) values now: each tensor's data and grad, and any raw arrays given.
 
@@ -84,6 +87,3 @@ def evaluate(*tensors: Any) -> None:
             by_backend.setdefault("gpu", []).append(t)
     for device, arrays in by_backend.items():
         get_backend(device).evaluate(*arrays)
-
-
-METHODS: dict[str, Any] = {"to": to, "cpu": cpu, "gpu": gpu}

@@ -15,74 +15,34 @@ from lucid.ops.base import Op, apply
 from lucid.shapes import broadcast_shape
 from lucid.types import as_numeric, to_numeric_type
 
-__all__ = [
-    "_predicate",
-    "neg",
-    "exp",
-    "log",
-    "log2",
-    "sqrt",
-    "abs",
-    "sign",
-    "reciprocal",
-    "square",
-    "sin",
-    "cos",
-    "tan",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "clip",
-    "round",
-    "floor",
-    "ceil",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "floordiv",
-    "pow",
-    "maximum",
-    "minimum",
-    "equal",
-    "not_equal",
-    "greater",
-    "greater_equal",
-    "less",
-    "less_equal",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "logical_not",
-    "isnan",
-    "isinf",
-    "astype",
-]
-
 # --------------------------------------------------------------------------------------------
 # unary
 
 
-class Unary(Op):
-    """``y = f(x)`` elementwise; backward is ``g * f'(x)``."""
+class Elementwise(Op):
+    """``y = f(x)`` elementwise; backward is ``g * f'(x)``.
 
+    FLOPs: ``fwd_cost`` operations per element forward, ``bwd_cost`` for the backward rule (a
+    transcendental function -- exp, log, tanh, erf -- counts as one, a select as zero).
+    """
+
+    #: elementwise operations the forward pass performs per element
+    fwd_cost = 1
     #: elementwise operations the backward rule performs per element
     bwd_cost = 2
 
     def forward_flops(self, out: Any, x: Any) -> int:
-        return out.size
+        return self.fwd_cost * out.size
 
     def backward_flops(self, out: Any, x: Any) -> int:
         return self.bwd_cost * out.size
 
 
-class Neg(Unary):
+class Neg(Elementwise):
     """y = -x.   dy/dx = -1."""
 
     name = "neg"
+    operator = "-x"
     saves_inputs = False
     bwd_cost = 1
 
@@ -93,10 +53,11 @@ class Neg(Unary):
         return (-g,)
 
 
-class Exp(Unary):
+class Exp(Elementwise):
     """y = e^x.   dy/dx = e^x = y, so backward reuses the output."""
 
     name = "exp"
+    method = True
     saves_inputs = False
     saves_output = True
     bwd_cost = 1
@@ -109,10 +70,11 @@ class Exp(Unary):
         return (g * self.y,)
 
 
-class Log(Unary):
+class Log(Elementwise):
     """y = ln x.   dy/dx = 1/x."""
 
     name = "log"
+    method = True
     bwd_cost = 1
 
     def forward(self, xp, x):
@@ -123,10 +85,11 @@ class Log(Unary):
         return (g / self.x,)
 
 
-class Log2(Unary):
+class Log2(Elementwise):
     """y = log2 x = ln x / ln 2.   dy/dx = 1 / (x ln 2)."""
 
     name = "log2"
+    method = True
 
     def forward(self, xp, x):
         self.x = x
@@ -136,10 +99,11 @@ class Log2(Unary):
         return (g / (self.x * math.log(2.0)),)
 
 
-class Sqrt(Unary):
+class Sqrt(Elementwise):
     """y = sqrt(x).   dy/dx = 1 / (2 sqrt(x)) = 1 / (2y)."""
 
     name = "sqrt"
+    method = True
     saves_inputs = False
     saves_output = True
 
@@ -151,10 +115,12 @@ class Sqrt(Unary):
         return (g / (2 * self.y),)
 
 
-class Abs(Unary):
+class Abs(Elementwise):
     """y = |x|.   dy/dx = sign(x) (0 at x = 0, the subgradient PyTorch also picks)."""
 
     name = "abs"
+    method = True
+    operator = "abs(x)"
 
     def forward(self, xp, x):
         self.x = x
@@ -164,10 +130,11 @@ class Abs(Unary):
         return (g * xp.sign(self.x),)
 
 
-class Reciprocal(Unary):
+class Reciprocal(Elementwise):
     """y = 1/x.   dy/dx = -1/x^2 = -y^2."""
 
     name = "reciprocal"
+    method = True
     saves_inputs = False
     saves_output = True
     bwd_cost = 3
@@ -180,10 +147,11 @@ class Reciprocal(Unary):
         return (-g * self.y * self.y,)
 
 
-class Square(Unary):
+class Square(Elementwise):
     """y = x^2.   dy/dx = 2x."""
 
     name = "square"
+    method = True
 
     def forward(self, xp, x):
         self.x = x
@@ -193,10 +161,11 @@ class Square(Unary):
         return (2 * self.x * g,)
 
 
-class Sin(Unary):
+class Sin(Elementwise):
     """y = sin x.   dy/dx = cos x."""
 
     name = "sin"
+    method = True
 
     def forward(self, xp, x):
         self.x = x
@@ -206,10 +175,11 @@ class Sin(Unary):
         return (g * xp.cos(self.x),)
 
 
-class Cos(Unary):
+class Cos(Elementwise):
     """y = cos x.   dy/dx = -sin x."""
 
     name = "cos"
+    method = True
 
     def forward(self, xp, x):
         self.x = x
@@ -219,10 +189,11 @@ class Cos(Unary):
         return (-g * xp.sin(self.x),)
 
 
-class Tan(Unary):
+class Tan(Elementwise):
     """y = tan x.   dy/dx = 1 / cos^2 x = 1 + y^2."""
 
     name = "tan"
+    method = True
     saves_inputs = False
     saves_output = True
     bwd_cost = 3
@@ -235,10 +206,11 @@ class Tan(Unary):
         return (g * (1 + self.y * self.y),)
 
 
-class Arcsin(Unary):
+class Arcsin(Elementwise):
     """y = arcsin x.   dy/dx = 1 / sqrt(1 - x^2)."""
 
     name = "arcsin"
+    method = True
     bwd_cost = 4
 
     def forward(self, xp, x):
@@ -249,10 +221,11 @@ class Arcsin(Unary):
         return (g / xp.sqrt(1 - self.x * self.x),)
 
 
-class Arccos(Unary):
+class Arccos(Elementwise):
     """y = arccos x.   dy/dx = -1 / sqrt(1 - x^2)."""
 
     name = "arccos"
+    method = True
     bwd_cost = 4
 
     def forward(self, xp, x):
@@ -263,10 +236,11 @@ class Arccos(Unary):
         return (-g / xp.sqrt(1 - self.x * self.x),)
 
 
-class Arctan(Unary):
+class Arctan(Elementwise):
     """y = arctan x.   dy/dx = 1 / (1 + x^2)."""
 
     name = "arctan"
+    method = True
     bwd_cost = 3
 
     def forward(self, xp, x):
@@ -277,10 +251,11 @@ class Arctan(Unary):
         return (g / (1 + self.x * self.x),)
 
 
-class Sinh(Unary):
+class Sinh(Elementwise):
     """y = sinh x.   dy/dx = cosh x."""
 
     name = "sinh"
+    method = True
 
     def forward(self, xp, x):
         self.x = x
@@ -290,10 +265,11 @@ class Sinh(Unary):
         return (g * xp.cosh(self.x),)
 
 
-class Cosh(Unary):
+class Cosh(Elementwise):
     """y = cosh x.   dy/dx = sinh x."""
 
     name = "cosh"
+    method = True
 
     def forward(self, xp, x):
         self.x = x
@@ -303,10 +279,11 @@ class Cosh(Unary):
         return (g * xp.sinh(self.x),)
 
 
-class Tanh(Unary):
+class Tanh(Elementwise):
     """y = tanh x.   dy/dx = 1 - tanh^2 x = 1 - y^2, so backward reuses the output."""
 
     name = "tanh"
+    method = True
     saves_inputs = False
     saves_output = True
     bwd_cost = 3
@@ -320,13 +297,16 @@ class Tanh(Unary):
         return (g - gy * self.y,)
 
 
-class Clip(Unary):
-    """y = min(max(x, lo), hi).   dy/dx = 1 inside [lo, hi], 0 where x was clipped."""
+class Clip(Elementwise):
+    """y = min(max(x, lo), hi) with lo = ``min_value``, hi = ``max_value`` (either may be
+    None).   dy/dx = 1 inside [lo, hi], 0 where x was clipped."""
 
     name = "clip"
+    method = True
     bwd_cost = 3
 
-    def __init__(self, lo: float | None, hi: float | None) -> None:
+    def __init__(self, min_value: float | None = None, max_value: float | None = None) -> None:
+        lo, hi = min_value, max_value
         if lo is None and hi is None:
             raise self.error("give min_value, max_value or both")
         if lo is not None and hi is not None and lo > hi:
@@ -348,7 +328,7 @@ class Clip(Unary):
         return (xp.where(keep, g, 0),)
 
 
-class _Piecewise(Unary):
+class _Piecewise(Elementwise):
     """Piecewise-constant functions: derivative 0 almost everywhere (as PyTorch)."""
 
     saves_inputs = False
@@ -362,6 +342,7 @@ class Sign(_Piecewise):
     """y = sign(x) in {-1, 0, 1}.   dy/dx = 0."""
 
     name = "sign"
+    method = True
 
     def forward(self, xp, x):
         return xp.sign(x)
@@ -371,6 +352,7 @@ class Round(_Piecewise):
     """y = x rounded to ``decimals`` places (half to even).   dy/dx = 0."""
 
     name = "round"
+    method = True
 
     def __init__(self, decimals: int = 0) -> None:
         self.decimals = decimals
@@ -383,6 +365,7 @@ class Floor(_Piecewise):
     """y = floor(x).   dy/dx = 0."""
 
     name = "floor"
+    method = True
 
     def forward(self, xp, x):
         return xp.floor(x)
@@ -392,15 +375,22 @@ class Ceil(_Piecewise):
     """y = ceil(x).   dy/dx = 0."""
 
     name = "ceil"
+    method = True
 
     def forward(self, xp, x):
         return xp.ceil(x)
 
 
-class Cast(Unary):
-    """y = x stored as another dtype.   dy/dx = 1, cast back to the input's dtype."""
+class Cast(Elementwise):
+    """y = x stored as ``dtype`` (a Numeric, builtin or NumPy dtype).   dy/dx = 1, cast back
+    to the input's dtype.
+
+    The result reports the dtype asked for, even where the device stores it narrower
+    (Float64 on an MLX GPU is held as float32).
+    """
 
     name = "astype"
+    method = True
     saves_inputs = False
     numpy_dtypes = False  # the result dtype is the one asked for
     bwd_cost = 0
@@ -410,6 +400,14 @@ class Cast(Unary):
         self.numeric = numeric
         self.device = device
         self.differentiable = numeric.is_floating_point or numeric.is_complex
+
+    @classmethod
+    def call(cls, x: Any, dtype: Any) -> Any:
+        op = cls(dtype, getattr(x, "device", "cpu"))
+        out = apply(op, x)
+        wanted = op.numeric.resolve_bits(op.in_dtype)
+        out._dtype = None if to_numeric_type(out.data.dtype) == wanted else wanted
+        return out
 
     def forward(self, xp, x):
         numeric = self.numeric.resolve_bits(x.dtype)
@@ -430,6 +428,7 @@ class Cast(Unary):
 class Binary(Op):
     """``y = f(a, b)`` elementwise with broadcasting."""
 
+    inputs = ("a", "b")
     broadcasts = True
     bwd_cost = 2
 
@@ -461,6 +460,7 @@ class Add(Binary):
     """y = a + b.   dy/da = 1, dy/db = 1."""
 
     name = "add"
+    operator = "+"
     saves_inputs = False
     bwd_cost = 0
 
@@ -478,6 +478,7 @@ class Sub(Binary):
     """y = a - b.   dy/da = 1, dy/db = -1."""
 
     name = "sub"
+    operator = "-"
     saves_inputs = False
     bwd_cost = 1
 
@@ -495,6 +496,7 @@ class Mul(Binary):
     """y = a * b.   dy/da = b, dy/db = a."""
 
     name = "mul"
+    operator = "*"
     wants_needs = True
 
     def forward(self, xp, a, b):
@@ -514,6 +516,7 @@ class Div(Binary):
     """y = a / b.   dy/da = 1/b, dy/db = -a/b^2."""
 
     name = "div"
+    operator = "/"
     bwd_cost = 4
 
     def forward(self, xp, a, b):
@@ -533,6 +536,7 @@ class FloorDiv(Binary):
     """y = floor(a / b).   Piecewise constant: both derivatives are 0."""
 
     name = "floordiv"
+    operator = "//"
     saves_inputs = False
     bwd_cost = 0
 
@@ -549,6 +553,7 @@ class Pow(Binary):
     """y = a^b.   dy/da = b a^(b-1),  dy/db = a^b ln a (taken as 0 where a = 0)."""
 
     name = "pow"
+    operator = "**"
     wants_needs = True
     saves_output = True
     bwd_cost = 5
@@ -575,6 +580,7 @@ class Maximum(Binary):
     """y = max(a, b).   The gradient goes to the larger input; a tie splits it in half."""
 
     name = "maximum"
+    method = True
     bwd_cost = 4
 
     def forward(self, xp, a, b):
@@ -593,6 +599,7 @@ class Minimum(Binary):
     """y = min(a, b).   The gradient goes to the smaller input; a tie splits it in half."""
 
     name = "minimum"
+    method = True
     bwd_cost = 4
 
     def forward(self, xp, a, b):
@@ -612,16 +619,17 @@ class Minimum(Binary):
 
 
 class Predicate(Op):
-    """A test whose bool result carries no gradient (``differentiable = False``)."""
+    """A test whose bool result carries no gradient (``differentiable = False``); ``forward``
+    calls the namespace's function of the op's name (``xp.equal``, ``xp.isnan``, ...)."""
 
+    inputs = ("a", "b")
     differentiable = False
     saves_inputs = False
-    fn = ""
 
     def forward(self, xp, *xs):
         if len(xs) == 2 and xs[0].shape != xs[1].shape:
             broadcast_shape(self.name, tuple(xs[0].shape), tuple(xs[1].shape))
-        return getattr(xp, self.fn)(*xs)
+        return getattr(xp, self.name)(*xs)
 
     def forward_flops(self, out, *xs):
         return out.size
@@ -630,205 +638,86 @@ class Predicate(Op):
         return 0
 
 
-def _predicate(cls_name: str, name: str, fn: str, doc: str) -> type[Predicate]:
-    return type(cls_name, (Predicate,), {"name": name, "fn": fn, "__doc__": doc})
+class Equal(Predicate):
+    """a == b, elementwise."""
 
+    name = "equal"
+    operator = "=="
 
-Equal = _predicate("Equal", "equal", "equal", "a == b, elementwise.")
-NotEqual = _predicate("NotEqual", "not_equal", "not_equal", "a != b, elementwise.")
-Greater = _predicate("Greater", "greater", "greater", "a > b, elementwise.")
-GreaterEqual = _predicate("GreaterEqual", "greater_equal", "greater_equal", "a >= b.")
-Less = _predicate("Less", "less", "less", "a < b, elementwise.")
-LessEqual = _predicate("LessEqual", "less_equal", "less_equal", "a <= b, elementwise.")
-LogicalAnd = _predicate("LogicalAnd", "logical_and", "logical_and", "a and b, elementwise.")
-LogicalOr = _predicate("LogicalOr", "logical_or", "logical_or", "a or b, elementwise.")
-LogicalXor = _predicate("LogicalXor", "logical_xor", "logical_xor", "a xor b, elementwise.")
-LogicalNot = _predicate("LogicalNot", "logical_not", "logical_not", "not a, elementwise.")
-IsNan = _predicate("IsNan", "isnan", "isnan", "True where a is NaN.")
-IsInf = _predicate("IsInf", "isinf", "isinf", "True where a is +/-inf.")
 
+class NotEqual(Predicate):
+    """a != b, elementwise."""
 
-# --------------------------------------------------------------------------------------------
-# the functions users call
+    name = "not_equal"
+    operator = "!="
 
 
-def neg(a):
-    return apply(Neg(), a)
+class Greater(Predicate):
+    """a > b, elementwise."""
 
+    name = "greater"
+    operator = ">"
 
-def exp(a):
-    return apply(Exp(), a)
 
+class GreaterEqual(Predicate):
+    """a >= b, elementwise."""
 
-def log(a):
-    return apply(Log(), a)
+    name = "greater_equal"
+    operator = ">="
 
 
-def log2(a):
-    return apply(Log2(), a)
+class Less(Predicate):
+    """a < b, elementwise."""
 
+    name = "less"
+    operator = "<"
 
-def sqrt(a):
-    return apply(Sqrt(), a)
 
+class LessEqual(Predicate):
+    """a <= b, elementwise."""
 
-def abs(a):  # noqa: A001 -- numpy's name
-    return apply(Abs(), a)
+    name = "less_equal"
+    operator = "<="
 
 
-def sign(a):
-    return apply(Sign(), a)
+class LogicalAnd(Predicate):
+    """a and b, elementwise."""
 
+    name = "logical_and"
+    operator = "&"
 
-def reciprocal(a):
-    return apply(Reciprocal(), a)
 
+class LogicalOr(Predicate):
+    """a or b, elementwise."""
 
-def square(a):
-    return apply(Square(), a)
+    name = "logical_or"
+    operator = "|"
 
 
-def sin(a):
-    return apply(Sin(), a)
+class LogicalXor(Predicate):
+    """a xor b, elementwise."""
 
+    name = "logical_xor"
+    operator = "^"
 
-def cos(a):
-    return apply(Cos(), a)
 
+class LogicalNot(Predicate):
+    """not x, elementwise."""
 
-def tan(a):
-    return apply(Tan(), a)
+    name = "logical_not"
+    operator = "~x"
+    inputs = ("x",)
 
 
-def arcsin(a):
-    return apply(Arcsin(), a)
+class IsNan(Predicate):
+    """True where x is NaN."""
 
+    name = "isnan"
+    inputs = ("x",)
 
-def arccos(a):
-    return apply(Arccos(), a)
 
+class IsInf(Predicate):
+    """True where x is +/-inf."""
 
-def arctan(a):
-    return apply(Arctan(), a)
-
-
-def sinh(a):
-    return apply(Sinh(), a)
-
-
-def cosh(a):
-    return apply(Cosh(), a)
-
-
-def tanh(a):
-    return apply(Tanh(), a)
-
-
-def clip(a, min_value: float | None = None, max_value: float | None = None):
-    """Limit values to ``[min_value, max_value]`` (either bound may be None)."""
-    return apply(Clip(min_value, max_value), a)
-
-
-def round(a, decimals: int = 0):  # noqa: A001 -- numpy's name
-    return apply(Round(decimals), a)
-
-
-def floor(a):
-    return apply(Floor(), a)
-
-
-def ceil(a):
-    return apply(Ceil(), a)
-
-
-def add(a, b):
-    return apply(Add(), a, b)
-
-
-def sub(a, b):
-    return apply(Sub(), a, b)
-
-
-def mul(a, b):
-    return apply(Mul(), a, b)
-
-
-def div(a, b):
-    return apply(Div(), a, b)
-
-
-def floordiv(a, b):
-    return apply(FloorDiv(), a, b)
-
-
-def pow(a, b):  # noqa: A001 -- numpy's name
-    return apply(Pow(), a, b)
-
-
-def maximum(a, b):
-    return apply(Maximum(), a, b)
-
-
-def minimum(a, b):
-    return apply(Minimum(), a, b)
-
-
-def equal(a, b):
-    return apply(Equal(), a, b)
-
-
-def not_equal(a, b):
-    return apply(NotEqual(), a, b)
-
-
-def greater(a, b):
-    return apply(Greater(), a, b)
-
-
-def greater_equal(a, b):
-    return apply(GreaterEqual(), a, b)
-
-
-def less(a, b):
-    return apply(Less(), a, b)
-
-
-def less_equal(a, b):
-    return apply(LessEqual(), a, b)
-
-
-def logical_and(a, b):
-    return apply(LogicalAnd(), a, b)
-
-
-def logical_or(a, b):
-    return apply(LogicalOr(), a, b)
-
-
-def logical_xor(a, b):
-    return apply(LogicalXor(), a, b)
-
-
-def logical_not(a):
-    return apply(LogicalNot(), a)
-
-
-def isnan(a):
-    return apply(IsNan(), a)
-
-
-def isinf(a):
-    return apply(IsInf(), a)
-
-
-def astype(a, dtype):
-    """``a`` converted to ``dtype`` (a Numeric, builtin or NumPy dtype); differentiable.
-
-    The result reports the dtype asked for, even where the device stores it narrower
-    (Float64 on an MLX GPU is held as float32).
-    """
-    op = Cast(dtype, getattr(a, "device", "cpu"))
-    out = apply(op, a)
-    wanted = op.numeric.resolve_bits(op.in_dtype)
-    out._dtype = None if to_numeric_type(out.data.dtype) == wanted else wanted
-    return out
+    name = "isinf"
+    inputs = ("x",)

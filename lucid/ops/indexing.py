@@ -29,13 +29,10 @@ import numpy as np
 from lucid.autograd.mode import MODE
 from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
-from lucid.ops.base import Op, apply, numel
+from lucid.ops.base import Op, apply, numel, public
 from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
-
-__all__ = ["gather", "where", "masked_fill", "sort", "argsort", "topk"]
-
 
 # --------------------------------------------------------------------------------------------
 # index parsing (shared by x[...] and x[...] = v)
@@ -214,7 +211,13 @@ class GetItem(Op):
     """
 
     name = "getitem"
+    function = None  # spelled x[index]
+    operator = "[]"
     saves_inputs = False  # backward needs the input's shape, never its values
+
+    @classmethod
+    def call(cls, x: Tensor, index: Any) -> Tensor:
+        return apply(cls(_unwrap_index(x, index, "getitem")), x)
 
     def __init__(self, index: tuple) -> None:
         self.index = index
@@ -238,11 +241,7 @@ class GetItem(Op):
         return out.size
 
 
-def getitem(x: Tensor, index: Any) -> Tensor:
-    """``x[index]``: ints, slices, None, Ellipsis, int lists/arrays/Tensors, boolean masks."""
-    return apply(GetItem(_unwrap_index(x, index, "getitem")), x)
-
-
+@public(method=True, function=False, name="__setitem__")
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value``, in place: a new array is assigned and ``x._version`` bumps.
 
@@ -314,7 +313,16 @@ class Gather(Op):
     """
 
     name = "gather"
+    method = True
+    inputs = ("a",)
     saves_inputs = False  # backward needs the index and a's shape only
+
+    @classmethod
+    def call(cls, a: Tensor, axis: int, index: Any) -> Tensor:
+        """Values of ``a`` along ``axis`` at ``index`` (output shape = index's)."""
+        if isinstance(index, Tensor):
+            index = _unwrap_index(a, index, "gather")[0]
+        return apply(cls(axis, index), a)
 
     def __init__(self, axis: int, index: Any) -> None:
         self.axis = axis
@@ -370,17 +378,6 @@ class Gather(Op):
         return out.size
 
 
-def gather(a: Tensor, axis: int, index: Any) -> Tensor:
-    """Values of ``a`` along ``axis`` at ``index`` (PyTorch's ``gather``; output shape = index's).
-
-    >>> lucid.gather(lucid.tensor([[1., 2.], [3., 4.]]), 1, lucid.tensor([[1], [0]]))
-    Tensor([[2.],
-            [3.]])
-    """
-    if isinstance(index, Tensor):
-        index = _unwrap_index(a, index, "gather")[0]
-    return apply(Gather(axis, index), a)
-
 
 # --------------------------------------------------------------------------------------------
 # where, masked_fill
@@ -394,11 +391,19 @@ class Where(Op):
     """
 
     name = "where"
+    inputs = ("cond", "a", "b")
     broadcasts = True
-    saves_inputs = False  # the condition is kept on self; a, b are never read again
+    saves_inputs = (2,)  # the condition (last: see ``call``); a, b are never read again
+
+    @classmethod
+    def call(cls, cond: Any, a: Any, b: Any) -> Tensor:
+        # cond goes last: a Python number among a, b takes the dtype of the tensor it meets
+        # (float32 x with 0.0 stays float32), and the dispatcher reads that dtype from the
+        # first tensor argument, which must not be the bool condition.
+        return apply(cls(), a, b, cond)
 
     def forward(self, xp, a, b, cond):
-        # arguments arrive as (a, b, cond): see ``where`` for why cond goes last
+        # arguments arrive as (a, b, cond): see ``call`` for why cond goes last
         if _kind(cond) is not bool:
             raise TypeError(
                 f"where: cond has dtype {to_numeric_type(cond.dtype).name}; it must be a bool "
@@ -420,13 +425,6 @@ class Where(Op):
         return 2 * out.size + (out.size - a.size) + (out.size - b.size)
 
 
-def where(cond: Any, a: Any, b: Any) -> Tensor:
-    """Elementwise ``a`` where ``cond`` is True, else ``b`` (all three broadcast together)."""
-    # cond goes last: a Python number among a, b takes the dtype of the tensor it meets
-    # (float32 x with 0.0 stays float32), and the dispatcher reads that dtype from the first
-    # tensor argument, which must not be the bool condition.
-    return apply(Where(), a, b, cond)
-
 
 class MaskedFill(Op):
     """y = value where mask else a   (mask broadcasts to a's shape; y has a's shape and dtype).
@@ -436,7 +434,22 @@ class MaskedFill(Op):
     """
 
     name = "masked_fill"
-    saves_inputs = False
+    method = True
+    inputs = ("a", "mask")
+    saves_inputs = (1,)  # the mask
+
+    @classmethod
+    def call(cls, a: Tensor, mask: Any, value: Any) -> Tensor:
+        """``a`` with ``value`` written wherever ``mask`` is True (out of place)."""
+        if isinstance(value, Tensor):
+            value = value.item()  # a constant: the fill value gets no gradient
+        if isinstance(value, (list, tuple)) or not isinstance(
+                value, (bool, int, float, np.number)):
+            raise TypeError(
+                f"masked_fill: value must be a number, got {type(value).__name__}; for a "
+                "tensor of values use lucid.where(mask, values, a)"
+            )
+        return apply(cls(value), a, mask)
 
     def __init__(self, value: Any) -> None:
         self.value = value
@@ -465,17 +478,6 @@ class MaskedFill(Op):
     def backward_flops(self, out, a, mask):
         return out.size
 
-
-def masked_fill(a: Tensor, mask: Any, value: Any) -> Tensor:
-    """``a`` with ``value`` written wherever ``mask`` is True (out of place)."""
-    if isinstance(value, Tensor):
-        value = value.item()  # a constant: the fill value gets no gradient
-    if isinstance(value, (list, tuple)) or not isinstance(value, (bool, int, float, np.number)):
-        raise TypeError(
-            f"masked_fill: value must be a number, got {type(value).__name__}; for a tensor of "
-            "values use lucid.where(mask, values, a)"
-        )
-    return apply(MaskedFill(value), a, mask)
 
 
 # --------------------------------------------------------------------------------------------
@@ -509,7 +511,16 @@ class Sort(Op):
     """
 
     name = "sort"
+    method = True
     saves_inputs = False
+
+    @classmethod
+    def call(cls, x: Tensor, axis: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+        """``(values, indices)``: ``values`` carries the gradient; ``indices`` is an Int64
+        tensor without one."""
+        op = cls(axis, descending)
+        values = apply(op, x)
+        return values, Tensor._wrap(op.indices, values.device)
 
     def __init__(self, axis: int, descending: bool) -> None:
         self.axis = axis
@@ -536,10 +547,11 @@ class ArgSort(Op):
     """indices that would sort a along ``axis``.  Integer positions: not differentiable."""
 
     name = "argsort"
+    method = True
     differentiable = False
     saves_inputs = False
 
-    def __init__(self, axis: int, descending: bool) -> None:
+    def __init__(self, axis: int = -1, descending: bool = False) -> None:
         self.axis = axis
         self.descending = descending
 
@@ -564,7 +576,19 @@ class TopK(Op):
     """
 
     name = "topk"
+    method = True
     saves_inputs = False
+
+    @classmethod
+    def call(cls, x: Tensor, k: int, axis: int = -1, largest: bool = True,
+             sorted: bool = True) -> tuple[Tensor, Tensor]:
+        """``(values, indices)``; the result is always sorted (largest first, or smallest
+        first): ``sorted`` is accepted for PyTorch compatibility."""
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+            raise TypeError(f"topk: k must be an int, got {k!r} ({type(k).__name__})")
+        op = cls(int(k), axis, largest)
+        values = apply(op, x)
+        return values, Tensor._wrap(op.indices, values.device)
 
     def __init__(self, k: int, axis: int, largest: bool) -> None:
         self.k = k
@@ -593,45 +617,3 @@ class TopK(Op):
 
     def backward_flops(self, out, a):
         return out.size
-
-
-def sort(a: Tensor, axis: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
-    """``(values, indices)``: ``a`` sorted along ``axis`` and where each value came from.
-
-    ``values`` carries the gradient; ``indices`` is an Int64 tensor without one.
-    """
-    op = Sort(axis, descending)
-    values = apply(op, a)
-    return values, Tensor._wrap(op.indices, values.device)
-
-
-def argsort(a: Tensor, axis: int = -1, descending: bool = False) -> Tensor:
-    """Int64 indices that sort ``a`` along ``axis`` (no gradient)."""
-    return apply(ArgSort(axis, descending), a)
-
-
-def topk(
-    a: Tensor, k: int, axis: int = -1, largest: bool = True, sorted: bool = True
-) -> tuple[Tensor, Tensor]:
-    """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) along ``axis``.
-
-    The result is always sorted (largest first, or smallest first); ``sorted`` is accepted for
-    PyTorch compatibility.
-    """
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"topk: k must be an int, got {k!r} ({type(k).__name__})")
-    op = TopK(int(k), axis, largest)
-    values = apply(op, a)
-    return values, Tensor._wrap(op.indices, values.device)
-
-
-#: Tensor methods this module provides: name -> function (attached by tensor_methods.py)
-METHODS: dict = {
-    "__getitem__": getitem,
-    "__setitem__": setitem,
-    "gather": gather,
-    "masked_fill": masked_fill,
-    "sort": sort,
-    "argsort": argsort,
-    "topk": topk,
-}

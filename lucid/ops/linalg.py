@@ -26,8 +26,6 @@ from lucid.ops.base import Op, apply, numel
 from lucid.shapes import fmt, normalize_axis, sum_to
 from lucid.types import to_numeric_type
 
-__all__ = ["matmul", "dot", "inner", "outer", "tensordot", "einsum", "trace"]
-
 
 def _count(needs: tuple[bool, ...]) -> int:
     """How many operands want a gradient (each costs one backward contraction)."""
@@ -53,6 +51,9 @@ class MatMul(Op):
     """
 
     name = "matmul"
+    method = True
+    operator = "@"
+    inputs = ("a", "b")
     wants_needs = True
 
     def forward(self, xp, a, b):
@@ -130,6 +131,88 @@ class MatMul(Op):
 
 
 # --------------------------------------------------------------------------------------------
+# linear: y = x @ W^T + b in one op
+
+
+class Linear(Op):
+    """y = x W^T + b   (x: (..., in), W: (out, in) as PyTorch stores it, b: (out,) or absent).
+
+    With the leading axes of x flattened into M rows, X: (M, in) and G = dL/dy: (M, out):
+        dL/dx = G W          (M, in)
+        dL/dW = G^T X        (out, in) -- already W's layout, no transpose copy
+        dL/db = sum of G over the rows.
+    The same values the composite ``x @ W.T + b`` gives, in one op: no transposed view of W
+    in the graph and no broadcast gradient to sum down for b.
+    FLOPs: forward M·in·out MACs + M·out bias adds; backward M·in·out MACs per operand of
+    x and W that requires grad, plus M·out - out adds for b -- exactly the composite's counts.
+    """
+
+    name = "linear"
+    inputs = ("x", "weight")
+    wants_needs = True
+
+    @classmethod
+    def call(cls, x: Any, weight: Any, bias: Any = None) -> Any:
+        if bias is None:
+            return apply(cls(), x, weight)
+        return apply(cls(), x, weight, bias)
+
+    def forward(self, xp, x, w, b=None):
+        if w.ndim != 2:
+            raise self.error(
+                f"weight must be 2-D (out_features, in_features), got shape {fmt(tuple(w.shape))}"
+            )
+        if x.ndim == 0 or x.shape[-1] != w.shape[1]:
+            raise self.error(
+                f"input {fmt(tuple(x.shape))} and weight {fmt(tuple(w.shape))}: the input's "
+                f"last axis must equal in_features = {w.shape[1]} (weight is (out_features, "
+                "in_features), as in PyTorch)"
+            )
+        if b is not None and tuple(b.shape) != (w.shape[0],):
+            raise self.error(
+                f"bias has shape {fmt(tuple(b.shape))}, expected ({w.shape[0]},) "
+                f"(one per output feature of weight {fmt(tuple(w.shape))})"
+            )
+        self.x, self.w, self.has_bias = x, w, b is not None
+        y = xp.matmul(x, w.T)
+        if b is not None:
+            if b.dtype == y.dtype:
+                y += b  # y is the GEMM's fresh output: add in place, no second array
+            else:
+                y = y + b  # promotes (a float64 bias on float32 inputs)
+        return y
+
+    def backward(self, xp, g):
+        x, w, needs = self.x, self.w, self.needs
+        n_in = w.shape[1]
+        g2 = g.reshape(-1, w.shape[0])
+        gx = gw = gb = None
+        if needs[0]:
+            gx = xp.matmul(g, w)
+        if needs[1]:
+            gw = xp.matmul(g2.T, x.reshape(-1, n_in))
+        if self.has_bias and needs[2]:
+            gb = xp.sum(g2, axis=0)
+        return gx, gw, gb
+
+    @staticmethod
+    def _sizes(out: Any, w: Any) -> tuple[int, int]:
+        rows = out.size // w.shape[0] if w.shape[0] else 0
+        return rows, rows * w.shape[0] * w.shape[1]
+
+    def forward_flops(self, out, x, w, b=None):
+        rows, macs = self._sizes(out, w)
+        return macs + (out.size if b is not None else 0)
+
+    def backward_flops(self, out, x, w, b=None):
+        _, macs = self._sizes(out, w)
+        flops = macs * (int(self.needs[0]) + int(self.needs[1]))
+        if b is not None and self.needs[2]:
+            flops += out.size - b.size
+        return flops
+
+
+# --------------------------------------------------------------------------------------------
 # tensordot and the products that are tensordots with fixed axes
 
 
@@ -145,6 +228,7 @@ class TensorDot(Op):
     """
 
     name = "tensordot"
+    inputs = ("a", "b")
     wants_needs = True
 
     def __init__(self, axes: Any = 2) -> None:
@@ -243,6 +327,7 @@ class Dot(TensorDot):
     """
 
     name = "dot"
+    method = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -298,6 +383,7 @@ class Outer(Op):
     """
 
     name = "outer"
+    inputs = ("a", "b")
     wants_needs = True
 
     def forward(self, xp, a, b):
@@ -349,6 +435,10 @@ class Einsum(Op):
 
     name = "einsum"
     wants_needs = True
+
+    @classmethod
+    def call(cls, subscripts: str, *operands: Any) -> Any:
+        return apply(cls(subscripts), *operands)
 
     def __init__(self, subscripts: str) -> None:
         if not isinstance(subscripts, str):
@@ -494,51 +584,3 @@ class Trace(Op):
 
     def backward_flops(self, out, x):
         return x.size  # g times the identity
-
-
-# --------------------------------------------------------------------------------------------
-# the functions users call
-
-
-def matmul(a, b):
-    """Matrix product with NumPy's rules (1-D operands promoted, batch axes broadcast)."""
-    return apply(MatMul(), a, b)
-
-
-def dot(a, b):
-    """NumPy's dot for operands of at most 2 dimensions (a scalar operand scales the other)."""
-    return apply(Dot(), a, b)
-
-
-def inner(a, b):
-    """Sum of products over the last axis of both operands."""
-    return apply(Inner(), a, b)
-
-
-def outer(a, b):
-    """Outer product of the flattened operands: shape (a.size, b.size)."""
-    return apply(Outer(), a, b)
-
-
-def tensordot(a, b, axes=2):
-    """Contract ``axes`` (an int N: last N of a with first N of b; or a pair of sequences)."""
-    return apply(TensorDot(axes), a, b)
-
-
-def einsum(subscripts: str, *operands):
-    """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (no ``...``, no diagonals)."""
-    return apply(Einsum(subscripts), *operands)
-
-
-def trace(a):
-    """Sum of the diagonal of a 2-D matrix."""
-    return apply(Trace(), a)
-
-
-#: Tensor methods this module provides: name -> function (attached by tensor_methods.py)
-METHODS: dict = {
-    "__matmul__": matmul,
-    "__rmatmul__": lambda self, other: matmul(other, self),
-    "matmul": matmul,
-    "dot": dot,
-}

@@ -1,4 +1,5 @@
-"""Reductions (sum, mean, var, max, min, argmax, argmin, any, all) and scans (cumsum, cumprod).
+"""Reductions (sum, mean, var, logsumexp, max, min, argmax, argmin, any, all) and scans
+(cumsum, cumprod).
 
 ``axis`` is an int, a tuple of ints or None (every axis), as in NumPy; argmax/argmin take an
 int or None.  An axis out of range raises IndexError naming the op.  ``keepdims=True`` keeps
@@ -20,24 +21,13 @@ FLOPs convention (in = input elements, out = output elements):
 
 from __future__ import annotations
 
+import math
 import typing
 
-from lucid.ops.base import Op, apply, numel
-from lucid.shapes import fmt, normalize_axes, normalize_axis
+import numpy as np
 
-__all__ = [
-    "sum",
-    "mean",
-    "var",
-    "max",
-    "min",
-    "argmax",
-    "argmin",
-    "cumsum",
-    "cumprod",
-    "any",
-    "all",
-]
+from lucid.ops.base import Op, numel
+from lucid.shapes import fmt, normalize_axes, normalize_axis
 
 # NB: this module defines functions called sum, max, min, any and all (NumPy's names), which
 # shadow Python's builtins everywhere below -- including inside the classes, because methods
@@ -56,6 +46,8 @@ class Reduce(Op):
     the shapes backward needs (``self.axes``, ``self.in_shape``, ``self.kshape`` -- the
     keepdims shape -- and ``self.n``, how many elements each output reduces).
     """
+
+    method = True  # x.sum(), x.max(axis=0), ...
 
     def __init__(self, axis: typing.Any = None, keepdims: bool = False) -> None:
         self.axis = axis
@@ -166,6 +158,46 @@ class Var(Reduce):
 
     def backward_flops(self, out, x):
         return x.size + out.size  # g * 2/(n - ddof) per output, times d per input
+
+
+class LogSumExp(Reduce):
+    """y = log sum_i e^(x_i) over the axes, computed as  m + log sum_i e^(x_i - m)  with m the
+    maximum, so no exponent is positive and nothing overflows (log(sum(exp(x))) taken
+    literally is inf from x ≈ 89 in float32).  Where m is infinite it is taken as 0, so
+    all--inf inputs give -inf (not NaN); over no elements the result is -inf (log 0).
+
+    dy/dx_i = e^(x_i) / sum_j e^(x_j) = e^(x_i - y): the softmax, computed from the output.
+    FLOPs: forward 4 per input element (max, subtract, exp, sum) + 2 per output (log, add);
+    backward 3 per input element (subtract, exp, multiply).
+    """
+
+    name = "logsumexp"
+    saves_output = True
+
+    def forward(self, xp, x):
+        self.setup(x)
+        self.x = x
+        if self.n == 0:
+            self.y = xp.full(self.kshape, -math.inf, dtype=x.dtype)
+        else:
+            m = xp.max(x, axis=self.axes, keepdims=True)
+            m = xp.where(xp.isinf(m), 0, m)
+            s = xp.sum(xp.exp(x - m), axis=self.axes, keepdims=True)
+            with np.errstate(divide="ignore"):  # a row of -inf: log 0 = -inf is the answer
+                self.y = xp.log(s) + m
+        if self.keepdims:
+            return self.y
+        return self.y.reshape(tuple(s for i, s in enumerate(self.in_shape) if i not in self.axes))
+
+    def backward(self, xp, g):
+        return (self.spread(xp, g) * xp.exp(self.x - self.y),)
+
+    def forward_flops(self, out, x):
+        return 4 * x.size + 2 * out.size
+
+    def backward_flops(self, out, x):
+        return 3 * x.size
+
 
 
 class _Extremum(Reduce):
@@ -302,6 +334,8 @@ def _reverse_cumsum(xp: typing.Any, x: typing.Any, axis: int) -> typing.Any:
 class Scan(Op):
     """A cumulative op along one axis; the output has the input's shape."""
 
+    method = True
+
     def __init__(self, axis: int = -1) -> None:
         self.axis = axis
 
@@ -386,78 +420,3 @@ class CumProd(Scan):
         # masks: ==0, cumsum, ==0, ==1, & (5 per element); arithmetic: g*y, revcumsum,
         # division, second cumprod, g*y', revcumsum (6 per element)
         return 11 * x.size
-
-
-# --------------------------------------------------------------------------------------------
-# the functions users call
-
-
-def sum(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
-    """Sum over ``axis`` (int, tuple or None for all axes)."""
-    return apply(Sum(axis, keepdims), a)
-
-
-def mean(a, axis=None, keepdims: bool = False):
-    """Arithmetic mean over ``axis`` (int, tuple or None for all axes)."""
-    return apply(Mean(axis, keepdims), a)
-
-
-def var(a, axis=None, keepdims: bool = False, ddof: int = 0):
-    """Variance over ``axis``: ``sum((x - mean)^2) / (n - ddof)``; ``ddof=1`` is unbiased."""
-    return apply(Var(axis, keepdims, ddof), a)
-
-
-def max(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
-    """Largest element over ``axis``; tied maxima share the gradient evenly."""
-    return apply(Max(axis, keepdims), a)
-
-
-def min(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
-    """Smallest element over ``axis``; tied minima share the gradient evenly."""
-    return apply(Min(axis, keepdims), a)
-
-
-def argmax(a, axis: int | None = None, keepdims: bool = False):
-    """Index (int64) of the largest element along ``axis``, or in the flattened input."""
-    return apply(ArgMax(axis, keepdims), a)
-
-
-def argmin(a, axis: int | None = None, keepdims: bool = False):
-    """Index (int64) of the smallest element along ``axis``, or in the flattened input."""
-    return apply(ArgMin(axis, keepdims), a)
-
-
-def cumsum(a, axis: int = -1):
-    """Running sum along ``axis``."""
-    return apply(CumSum(axis), a)
-
-
-def cumprod(a, axis: int = -1):
-    """Running product along ``axis`` (its gradient is exact even where ``a`` has zeros)."""
-    return apply(CumProd(axis), a)
-
-
-def any(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
-    """True where any element over ``axis`` is true (nonzero)."""
-    return apply(Any(axis, keepdims), a)
-
-
-def all(a, axis=None, keepdims: bool = False):  # noqa: A001 -- numpy's name
-    """True where every element over ``axis`` is true (nonzero)."""
-    return apply(All(axis, keepdims), a)
-
-
-#: Tensor methods this module provides: name -> function (attached by tensor_methods.py)
-METHODS: dict = {
-    "sum": sum,
-    "mean": mean,
-    "var": var,
-    "max": max,
-    "min": min,
-    "argmax": argmax,
-    "argmin": argmin,
-    "cumsum": cumsum,
-    "cumprod": cumprod,
-    "any": any,
-    "all": all,
-}

@@ -16,37 +16,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from lucid.ops.base import Op, apply, numel
+from lucid.ops.base import Op, apply, numel, public
 from lucid.shapes import broadcasts_to, fmt, normalize_axes, normalize_axis, sum_to
 from lucid.tensor import Tensor
-
-__all__ = [
-    "reshape",
-    "ravel",
-    "transpose",
-    "swapaxes",
-    "squeeze",
-    "unsqueeze",
-    "expand_dims",
-    "flatten",
-    "broadcast_to",
-    "expand",
-    "concatenate",
-    "stack",
-    "hstack",
-    "vstack",
-    "narrow",
-    "split",
-    "chunk",
-    "pad",
-    "repeat",
-    "tile",
-    "roll",
-    "tril",
-    "triu",
-    "diagonal",
-]
-
 
 # --------------------------------------------------------------------------------------------
 # argument helpers
@@ -74,6 +46,15 @@ def _varargs(op: str, first: Any, more: tuple[Any, ...], what: str) -> tuple[int
     if more:
         return _ints(op, (first, *more), what)
     return _ints(op, first, what)
+
+
+def _axis_arg(op: str, axis: Any) -> int | tuple[int, ...] | None:
+    """None, an int or a sequence of ints (as a tuple)."""
+    if axis is None:
+        return None
+    if isinstance(axis, (list, tuple)):
+        return _ints(op, axis, "an axis")
+    return _int(op, axis, "axis")
 
 
 def _tensor(a: Any) -> Tensor:
@@ -109,21 +90,29 @@ class ShapeOp(Op):
 
 class Reshape(ShapeOp):
     """y = x with a new shape: the same elements in the same (row-major) order.
+    ``reshape(x, (2, 3))`` or ``x.reshape(2, 3)``; one size may be -1, inferred from the
+    element count.
 
-    One size may be -1; it is inferred from the element count.  Every y element is one x
-    element, so dL/dx is dL/dy read back in the old shape: ``reshape(g, x.shape)``.
+    Every y element is one x element, so dL/dx is dL/dy read back in the old shape:
+    ``reshape(g, x.shape)``.  Squeeze, Unsqueeze and Flatten are reshapes too: each only says
+    how it computes the new shape (``target``).
     """
 
     name = "reshape"
+    method = True
 
-    def __init__(self, shape: tuple[int, ...]) -> None:
-        self.shape = shape
+    def __init__(self, shape: Any, *more: int) -> None:
+        self.shape = _varargs("reshape", shape, more, "a size")
 
     def forward(self, xp, x):
         self.in_shape = tuple(x.shape)
-        return xp.reshape(x, self._target(self.in_shape))
+        return xp.reshape(x, self.target(self.in_shape))
 
-    def _target(self, in_shape: tuple[int, ...]) -> tuple[int, ...]:
+    def backward(self, xp, g):
+        return (xp.reshape(g, self.in_shape),)
+
+    def target(self, in_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The new shape for an input of shape ``in_shape`` (checked)."""
         shape, n = self.shape, numel(in_shape)
         for s in shape:
             if s < -1:
@@ -153,9 +142,6 @@ class Reshape(ShapeOp):
             )
         return shape
 
-    def backward(self, xp, g):
-        return (xp.reshape(g, self.in_shape),)
-
 
 class Transpose(ShapeOp):
     """y = x with its axes permuted: y.shape[k] = x.shape[axes[k]] (no axes: reversed).
@@ -165,9 +151,11 @@ class Transpose(ShapeOp):
     """
 
     name = "transpose"
+    method = True
 
-    def __init__(self, axes: tuple[int, ...] | None) -> None:
-        self.axes = axes
+    def __init__(self, axes: Any = None, *more: int) -> None:
+        # transpose(x, (1, 0)) and x.transpose(1, 0) both work
+        self.axes = None if axes is None else _varargs("transpose", axes, more, "an axis")
 
     def forward(self, xp, x):
         nd = x.ndim
@@ -199,9 +187,11 @@ class SwapAxes(ShapeOp):
     """
 
     name = "swapaxes"
+    method = True
 
     def __init__(self, axis1: int, axis2: int) -> None:
-        self.axis1, self.axis2 = axis1, axis2
+        self.axis1 = _int("swapaxes", axis1, "axis1")
+        self.axis2 = _int("swapaxes", axis2, "axis2")
 
     def forward(self, xp, x):
         self.a1 = normalize_axis(self.name, self.axis1, x.ndim)
@@ -212,7 +202,7 @@ class SwapAxes(ShapeOp):
         return (xp.swapaxes(g, self.a1, self.a2),)
 
 
-class Squeeze(ShapeOp):
+class Squeeze(Reshape):
     """y = x without axes of size 1 (all of them, or the ones named by ``axis``).
 
     Only the shape changes, so dL/dx = reshape(g, x.shape).
@@ -220,15 +210,14 @@ class Squeeze(ShapeOp):
 
     name = "squeeze"
 
-    def __init__(self, axis: int | tuple[int, ...] | None) -> None:
-        self.axis = axis
+    def __init__(self, axis: int | tuple[int, ...] | None = None) -> None:
+        self.axis = _axis_arg("squeeze", axis)
 
-    def forward(self, xp, x):
-        shape = self.in_shape = tuple(x.shape)
+    def target(self, shape):
         if self.axis is None:
             axes = tuple(i for i, s in enumerate(shape) if s == 1)
         else:
-            axes = normalize_axes(self.name, self.axis, x.ndim)
+            axes = normalize_axes(self.name, self.axis, len(shape))
             for ax in axes:
                 if shape[ax] != 1:
                     raise self.error(
@@ -236,14 +225,10 @@ class Squeeze(ShapeOp):
                         f"{shape[ax]}, not 1; squeeze only removes axes of size 1 (pick "
                         "another axis, or use reshape)"
                     )
-        out = tuple(s for i, s in enumerate(shape) if i not in axes)
-        return xp.reshape(x, out)
-
-    def backward(self, xp, g):
-        return (xp.reshape(g, self.in_shape),)
+        return tuple(s for i, s in enumerate(shape) if i not in axes)
 
 
-class Unsqueeze(ShapeOp):
+class Unsqueeze(Reshape):
     """y = x with new axes of size 1 inserted at ``axis`` (positions in y, as NumPy's
     expand_dims counts them).   dL/dx = reshape(g, x.shape).
     """
@@ -251,34 +236,35 @@ class Unsqueeze(ShapeOp):
     name = "unsqueeze"
 
     def __init__(self, axis: int | tuple[int, ...]) -> None:
-        self.axis = axis
+        self.axis = _axis_arg(self.name, axis)
 
-    def forward(self, xp, x):
-        shape = self.in_shape = tuple(x.shape)
+    def target(self, shape):
         count = 1 if isinstance(self.axis, int) else len(self.axis)
-        axes = normalize_axes(self.name, self.axis, x.ndim + count)
+        axes = normalize_axes(self.name, self.axis, len(shape) + count)
         sizes = iter(shape)
-        out = tuple(1 if i in axes else next(sizes) for i in range(x.ndim + count))
-        return xp.reshape(x, out)
-
-    def backward(self, xp, g):
-        return (xp.reshape(g, self.in_shape),)
+        return tuple(1 if i in axes else next(sizes) for i in range(len(shape) + count))
 
 
-class Flatten(ShapeOp):
-    """y = x with axes ``start_axis..end_axis`` (inclusive) merged into one.
+class ExpandDims(Unsqueeze):
+    """NumPy's name for :func:`unsqueeze`: y = x with new axes of size 1 at ``axis``."""
 
-    A 0-d tensor becomes shape (1,).  Only the shape changes: dL/dx = reshape(g, x.shape).
+    name = "expand_dims"
+
+
+class Flatten(Reshape):
+    """y = x with axes ``start_axis..end_axis`` (inclusive) merged into one (all of them by
+    default).   A 0-d tensor becomes shape (1,).  Only the shape changes: dL/dx =
+    reshape(g, x.shape).
     """
 
     name = "flatten"
 
-    def __init__(self, start_axis: int, end_axis: int) -> None:
-        self.start_axis, self.end_axis = start_axis, end_axis
+    def __init__(self, start_axis: int = 0, end_axis: int = -1) -> None:
+        self.start_axis = _int("flatten", start_axis, "start_axis")
+        self.end_axis = _int("flatten", end_axis, "end_axis")
 
-    def forward(self, xp, x):
-        shape = self.in_shape = tuple(x.shape)
-        nd = max(x.ndim, 1)  # a 0-d tensor flattens like shape (1,)
+    def target(self, shape):
+        nd = max(len(shape), 1)  # a 0-d tensor flattens like shape (1,)
         start = normalize_axis(self.name, self.start_axis, nd)
         end = normalize_axis(self.name, self.end_axis, nd)
         if start > end:
@@ -287,12 +273,8 @@ class Flatten(ShapeOp):
                 f"{fmt(shape)}; give start_axis <= end_axis"
             )
         if not shape:
-            return xp.reshape(x, (1,))
-        out = shape[:start] + (numel(shape[start : end + 1]),) + shape[end + 1 :]
-        return xp.reshape(x, out)
-
-    def backward(self, xp, g):
-        return (xp.reshape(g, self.in_shape),)
+            return (1,)
+        return shape[:start] + (numel(shape[start : end + 1]),) + shape[end + 1 :]
 
 
 class BroadcastTo(ShapeOp):
@@ -303,9 +285,10 @@ class BroadcastTo(ShapeOp):
     """
 
     name = "broadcast_to"
+    method = True
 
-    def __init__(self, shape: tuple[int, ...]) -> None:
-        self.shape = shape
+    def __init__(self, shape: Any) -> None:
+        self.shape = _ints("broadcast_to", shape, "a size")
 
     def forward(self, xp, x):
         shape = self.in_shape = tuple(x.shape)
@@ -350,6 +333,11 @@ class Concatenate(ShapeOp):
     """
 
     name = "concatenate"
+    inputs = ("*tensors",)
+
+    @classmethod
+    def call(cls, tensors: Any, axis: int = 0) -> Tensor:
+        return apply(cls(_int("concatenate", axis, "axis")), *_sequence("concatenate", tensors))
 
     def __init__(self, axis: int) -> None:
         self.axis = axis
@@ -396,6 +384,11 @@ class Stack(ShapeOp):
     """
 
     name = "stack"
+    inputs = ("*tensors",)
+
+    @classmethod
+    def call(cls, tensors: Any, axis: int = 0) -> Tensor:
+        return apply(cls(_int("stack", axis, "axis")), *_sequence("stack", tensors))
 
     def __init__(self, axis: int) -> None:
         self.axis = axis
@@ -429,9 +422,12 @@ class Narrow(ShapeOp):
     """
 
     name = "narrow"
+    method = True
 
     def __init__(self, axis: int, start: int, length: int) -> None:
-        self.axis, self.start, self.length = axis, start, length
+        self.axis = _int("narrow", axis, "axis")
+        self.start = _int("narrow", start, "start")
+        self.length = _int("narrow", length, "length")
 
     def forward(self, xp, x):
         shape = tuple(x.shape)
@@ -467,7 +463,7 @@ class Pad(ShapeOp):
 
     name = "pad"
 
-    def __init__(self, pad_width: Any, mode: str, constant_values: Any) -> None:
+    def __init__(self, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> None:
         self.pad_width, self.mode, self.value = pad_width, mode, constant_values
 
     def forward(self, xp, x):
@@ -532,8 +528,14 @@ class Repeat(ShapeOp):
     """
 
     name = "repeat"
+    method = True
 
-    def __init__(self, repeats: int | tuple[int, ...], axis: int | None) -> None:
+    def __init__(self, repeats: int | tuple[int, ...], axis: int | None = None) -> None:
+        if isinstance(repeats, (list, tuple)):
+            repeats = _ints("repeat", repeats, "a repeat count")
+        else:
+            repeats = _int("repeat", repeats, "repeats")
+        axis = None if axis is None else _int("repeat", axis, "axis")
         self.repeats, self.axis = repeats, axis
 
     def forward(self, xp, x):
@@ -587,9 +589,11 @@ class Tile(ShapeOp):
     """
 
     name = "tile"
+    method = True
 
-    def __init__(self, reps: tuple[int, ...]) -> None:
-        self.reps = reps
+    def __init__(self, reps: Any, *more: int) -> None:
+        # tile(x, (2, 3)) and x.tile(2, 3) both work
+        self.reps = _varargs("tile", reps, more, "a repetition count")
 
     def forward(self, xp, x):
         if any(r < 0 for r in self.reps):
@@ -619,9 +623,14 @@ class Roll(ShapeOp):
     """
 
     name = "roll"
+    method = True
 
-    def __init__(self, shifts: int | tuple[int, ...], axis: int | tuple[int, ...] | None) -> None:
-        self.shifts, self.axis = shifts, axis
+    def __init__(self, shifts: int | tuple[int, ...], axis: Any = None) -> None:
+        if isinstance(shifts, (list, tuple)):
+            shifts = _ints("roll", shifts, "a shift")
+        else:
+            shifts = _int("roll", shifts, "shifts")
+        self.shifts, self.axis = shifts, _axis_arg("roll", axis)
 
     def forward(self, xp, x):
         shifts, axis = self.shifts, self.axis
@@ -670,8 +679,8 @@ class Tril(ShapeOp):
 
     name = "tril"
 
-    def __init__(self, k: int) -> None:
-        self.k = k
+    def __init__(self, k: int = 0) -> None:
+        self.k = _int("tril", k, "k")
 
     def forward(self, xp, x):
         _need_matrix(self, x)
@@ -689,8 +698,8 @@ class Triu(ShapeOp):
 
     name = "triu"
 
-    def __init__(self, k: int) -> None:
-        self.k = k
+    def __init__(self, k: int = 0) -> None:
+        self.k = _int("triu", k, "k")
 
     def forward(self, xp, x):
         _need_matrix(self, x)
@@ -708,9 +717,12 @@ class Diagonal(ShapeOp):
     """
 
     name = "diagonal"
+    method = True
 
-    def __init__(self, offset: int, axis1: int, axis2: int) -> None:
-        self.offset, self.axis1, self.axis2 = offset, axis1, axis2
+    def __init__(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> None:
+        self.offset = _int("diagonal", offset, "offset")
+        self.axis1 = _int("diagonal", axis1, "axis1")
+        self.axis2 = _int("diagonal", axis2, "axis2")
 
     def forward(self, xp, x):
         shape = tuple(x.shape)
@@ -742,74 +754,24 @@ class Diagonal(ShapeOp):
 
 
 # --------------------------------------------------------------------------------------------
-# the functions users call
+# functions built from the ops above (no class of their own)
 
 
-def reshape(a, shape, *more: int):
-    """``a`` with a new shape: ``reshape(a, (2, 3))`` or ``reshape(a, 2, 3)``; one -1 allowed."""
-    return apply(Reshape(_varargs("reshape", shape, more, "a size")), a)
+@public(method=True)
+def ravel(x: Any) -> Tensor:
+    """``x`` flattened to 1-D (a reshape to ``(-1,)``)."""
+    return apply(Reshape((-1,)), x)
 
 
-def ravel(a):
-    """``a`` flattened to 1-D (a reshape to ``(-1,)``)."""
-    return apply(Reshape((-1,)), a)
-
-
-def transpose(a, axes=None, *more: int):
-    """``a`` with its axes permuted; no axes reverses them.  ``transpose(a, (1, 0))`` and
-    ``a.transpose(1, 0)`` both work."""
-    if axes is not None:
-        axes = _varargs("transpose", axes, more, "an axis")
-    return apply(Transpose(axes), a)
-
-
-def swapaxes(a, axis1: int, axis2: int):
-    """``a`` with two axes exchanged."""
-    return apply(SwapAxes(_int("swapaxes", axis1, "axis1"), _int("swapaxes", axis2, "axis2")), a)
-
-
-def _axis_arg(op: str, axis: Any) -> int | tuple[int, ...] | None:
-    if axis is None:
-        return None
-    if isinstance(axis, (list, tuple)):
-        return _ints(op, axis, "an axis")
-    return _int(op, axis, "axis")
-
-
-def squeeze(a, axis: int | tuple[int, ...] | None = None):
-    """``a`` without its size-1 axes (all of them, or the ones named)."""
-    return apply(Squeeze(_axis_arg("squeeze", axis)), a)
-
-
-def unsqueeze(a, axis: int | tuple[int, ...]):
-    """``a`` with new size-1 axes at ``axis`` (positions in the result)."""
-    return apply(Unsqueeze(_axis_arg("unsqueeze", axis)), a)
-
-
-def expand_dims(a, axis: int | tuple[int, ...]):
-    """NumPy's name for :func:`unsqueeze`."""
-    return apply(Unsqueeze(_axis_arg("expand_dims", axis)), a)
-
-
-def flatten(a, start_axis: int = 0, end_axis: int = -1):
-    """``a`` with axes ``start_axis..end_axis`` merged into one (all of them by default)."""
-    return apply(Flatten(_int("flatten", start_axis, "start_axis"),
-                         _int("flatten", end_axis, "end_axis")), a)
-
-
-def broadcast_to(a, shape):
-    """``a`` stretched to ``shape`` by broadcasting (size-1 axes repeat, new axes on the left)."""
-    return apply(BroadcastTo(_ints("broadcast_to", shape, "a size")), a)
-
-
-def expand(a, *sizes: int):
-    """PyTorch's ``expand``: broadcast_to where -1 keeps an axis's size; ``expand(a, 2, -1)``
-    or ``expand(a, (2, -1))``."""
+@public(method=True)
+def expand(x: Any, *sizes: int) -> Tensor:
+    """PyTorch's ``expand``: broadcast_to where -1 keeps an axis's size; ``expand(x, 2, -1)``
+    or ``expand(x, (2, -1))``."""
     if not sizes:
         raise TypeError("expand: give the target sizes, e.g. expand(a, 4, -1)")
     sizes = _varargs("expand", sizes[0], sizes[1:], "a size")
-    a = _tensor(a)
-    shape = a.shape
+    x = _tensor(x)
+    shape = x.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
         raise ValueError(
@@ -826,7 +788,7 @@ def expand(a, *sizes: int):
                 )
             s = shape[i - lead]
         target.append(s)
-    return apply(BroadcastTo(tuple(target)), a)
+    return apply(BroadcastTo(tuple(target)), x)
 
 
 def _sequence(op: str, tensors: Any) -> list[Any]:
@@ -840,52 +802,37 @@ def _sequence(op: str, tensors: Any) -> list[Any]:
     return list(tensors)
 
 
-def concatenate(tensors, axis: int = 0):
-    """Join tensors along an existing axis; every other axis must match."""
-    tensors = _sequence("concatenate", tensors)
-    return apply(Concatenate(_int("concatenate", axis, "axis")), *tensors)
-
-
-def stack(tensors, axis: int = 0):
-    """Join tensors of one shape along a new axis."""
-    tensors = _sequence("stack", tensors)
-    return apply(Stack(_int("stack", axis, "axis")), *tensors)
-
-
-def hstack(tensors):
+@public
+def hstack(tensors: Any) -> Tensor:
     """NumPy's hstack: concatenate 1-D tensors end to end, others along axis 1."""
     ts = [_tensor(t) for t in _sequence("hstack", tensors)]
-    ts = [reshape(t, (1,)) if t.ndim == 0 else t for t in ts]
-    return concatenate(ts, axis=0 if ts[0].ndim == 1 else 1)
+    ts = [apply(Reshape((1,)), t) if t.ndim == 0 else t for t in ts]
+    return apply(Concatenate(0 if ts[0].ndim == 1 else 1), *ts)
 
 
-def vstack(tensors):
+@public
+def vstack(tensors: Any) -> Tensor:
     """NumPy's vstack: 0-D and 1-D tensors become rows (1, n); then concatenate along axis 0."""
     ts = [_tensor(t) for t in _sequence("vstack", tensors)]
-    ts = [reshape(t, (1, -1)) if t.ndim < 2 else t for t in ts]
-    return concatenate(ts, axis=0)
+    ts = [apply(Reshape((1, -1)), t) if t.ndim < 2 else t for t in ts]
+    return apply(Concatenate(0), *ts)
 
 
-def narrow(a, axis: int, start: int, length: int):
-    """``a[..., start:start + length, ...]`` along ``axis`` (PyTorch's narrow)."""
-    return apply(Narrow(_int("narrow", axis, "axis"), _int("narrow", start, "start"),
-                        _int("narrow", length, "length")), a)
-
-
-def split(a, size_or_sections, axis: int = 0) -> tuple[Tensor, ...]:
+@public(method=True)
+def split(x: Any, size_or_sections: Any, axis: int = 0) -> tuple[Tensor, ...]:
     """PyTorch's split: an int is the chunk size (the last chunk may be smaller); a list gives
     the size of each piece and must add up to the axis length.  Returns a tuple of tensors."""
-    a = _tensor(a)
-    if a.ndim == 0:
+    x = _tensor(x)
+    if x.ndim == 0:
         raise ValueError("split: cannot split a 0-d tensor (shape ()); it has no axis")
-    ax = normalize_axis("split", _int("split", axis, "axis"), a.ndim)
-    n = a.shape[ax]
+    ax = normalize_axis("split", _int("split", axis, "axis"), x.ndim)
+    n = x.shape[ax]
     if isinstance(size_or_sections, (list, tuple)):
         sizes = _ints("split", size_or_sections, "a section size")
         if any(s < 0 for s in sizes) or sum(sizes) != n:
             raise ValueError(
                 f"split: sizes {list(sizes)} add up to {sum(sizes)} but axis {ax} of shape "
-                f"{fmt(a.shape)} has size {n}; give sizes >= 0 that add up to {n}"
+                f"{fmt(x.shape)} has size {n}; give sizes >= 0 that add up to {n}"
             )
     else:
         size = _int("split", size_or_sections, "the chunk size")
@@ -894,106 +841,40 @@ def split(a, size_or_sections, axis: int = 0) -> tuple[Tensor, ...]:
         sizes = (size,) * (n // size) + ((n % size,) if n % size or n == 0 else ())
     pieces, start = [], 0
     for s in sizes:
-        pieces.append(narrow(a, ax, start, s))
+        pieces.append(apply(Narrow(ax, start, s), x))
         start += s
     return tuple(pieces)
 
 
-def chunk(a, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
+@public(method=True)
+def chunk(x: Any, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
     """PyTorch's chunk: ``chunks`` pieces of ceil(n / chunks) elements (fewer pieces when
     that already covers the axis)."""
     chunks = _int("chunk", chunks, "chunks")
     if chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive int, got {chunks}")
-    a = _tensor(a)
-    if a.ndim == 0:
+    x = _tensor(x)
+    if x.ndim == 0:
         raise ValueError("chunk: cannot chunk a 0-d tensor (shape ()); it has no axis")
-    ax = normalize_axis("chunk", _int("chunk", axis, "axis"), a.ndim)
-    n = a.shape[ax]
+    ax = normalize_axis("chunk", _int("chunk", axis, "axis"), x.ndim)
+    n = x.shape[ax]
     if n == 0:  # as PyTorch: `chunks` empty pieces
-        return split(a, [0] * chunks, ax)
-    return split(a, -(-n // chunks), ax)
+        return split(x, [0] * chunks, ax)
+    return split(x, -(-n // chunks), ax)
 
 
-def pad(a, pad_width, mode: str = "constant", constant_values: float = 0):
-    """NumPy's pad, constant mode: ``pad_width`` is n, (before, after) or one pair per axis."""
-    return apply(Pad(pad_width, mode, constant_values), a)
-
-
-def repeat(a, repeats, axis: int | None = None):
-    """NumPy's repeat: each element ``repeats`` times along ``axis`` (flattened if None)."""
-    if isinstance(repeats, (list, tuple)):
-        repeats = _ints("repeat", repeats, "a repeat count")
-    else:
-        repeats = _int("repeat", repeats, "repeats")
-    return apply(Repeat(repeats, None if axis is None else _int("repeat", axis, "axis")), a)
-
-
-def tile(a, reps, *more: int):
-    """NumPy's tile: ``a`` repeated ``reps[i]`` times along axis i; ``tile(a, (2, 3))`` or
-    ``a.tile(2, 3)``."""
-    return apply(Tile(_varargs("tile", reps, more, "a repetition count")), a)
-
-
-def roll(a, shifts, axis=None):
-    """``a`` shifted cyclically by ``shifts`` along ``axis`` (int or tuple; None: flattened)."""
-    if isinstance(shifts, (list, tuple)):
-        shifts = _ints("roll", shifts, "a shift")
-    else:
-        shifts = _int("roll", shifts, "shifts")
-    return apply(Roll(shifts, _axis_arg("roll", axis)), a)
-
-
-def tril(a, k: int = 0):
-    """The lower triangle of ``a`` (last two axes), on and below diagonal ``k``."""
-    return apply(Tril(_int("tril", k, "k")), a)
-
-
-def triu(a, k: int = 0):
-    """The upper triangle of ``a`` (last two axes), on and above diagonal ``k``."""
-    return apply(Triu(_int("triu", k, "k")), a)
-
-
-def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
-    """The diagonal over (axis1, axis2), shifted by ``offset``, as a new last axis."""
-    return apply(Diagonal(_int("diagonal", offset, "offset"), _int("diagonal", axis1, "axis1"),
-                          _int("diagonal", axis2, "axis2")), a)
-
-
-def _t(self):
+@public(prop=True, function=False)
+def T(self: Tensor) -> Tensor:  # noqa: N802 -- NumPy's and PyTorch's name
     """``x.T``: all axes reversed."""
-    return transpose(self)
+    return apply(Transpose(), self)
 
 
-def _mt(self):
+@public(prop=True, function=False)
+def mT(self: Tensor) -> Tensor:  # noqa: N802 -- PyTorch's name
     """``x.mT``: the last two axes swapped (a stack of matrices, each transposed)."""
     if self.ndim < 2:
         raise ValueError(
             f"mT: needs a tensor with at least 2 dimensions, got shape {fmt(self.shape)}; "
             "use .T for 1-D (a no-op) or unsqueeze first"
         )
-    return swapaxes(self, -2, -1)
-
-
-#: Tensor methods this module provides: name -> function (attached by tensor_methods.py)
-METHODS: dict = {
-    "reshape": reshape,
-    "transpose": transpose,
-    "swapaxes": swapaxes,
-    "squeeze": squeeze,
-    "unsqueeze": unsqueeze,
-    "expand_dims": expand_dims,
-    "flatten": flatten,
-    "ravel": ravel,
-    "broadcast_to": broadcast_to,
-    "expand": expand,
-    "repeat": repeat,
-    "tile": tile,
-    "roll": roll,
-    "split": split,
-    "chunk": chunk,
-    "narrow": narrow,
-    "diagonal": diagonal,
-    "T": property(_t),
-    "mT": property(_mt),
-}
+    return apply(SwapAxes(-2, -1), self)

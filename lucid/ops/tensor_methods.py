@@ -1,7 +1,9 @@
-"""Attach the op functions to Tensor as operators and methods.
+"""Attach the catalogue to Tensor: its methods and Python operators, read from the registry.
 
-``tensor.py`` sits below the ops (imports flow one way), so the op layer adds ``__add__``,
-``sum``, ``reshape`` ... here, once, when ``lucid.ops`` is imported.
+``tensor.py`` sits below the ops (imports flow one way), so the op layer adds ``x.sum()``,
+``x + y``, ``x[i]`` ... here, once, when ``lucid.ops`` is imported.  Nothing here names an
+op: each op class says whether it is a method (``method = True``) and which operator it
+computes (``operator = "+"``); this module only knows Python's operator protocol.
 """
 
 from __future__ import annotations
@@ -9,12 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 from lucid.autograd.mode import MODE
-from lucid.ops import conv, device, indexing, linalg, nn, reduction, shape
-from lucid.ops import elementwise as E
+from lucid.ops.base import METHODS, OPERATORS
 from lucid.tensor import Tensor
 
+# Python's operator protocol: the special method(s) that spell each operator.  Binary
+# arithmetic also has a reflected form (``2 * x`` calls ``x.__rmul__(2)``) and, except ``@``,
+# an in-place one (``x *= 2``).
+_ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
+               "**": "pow", "@": "matmul"}
+_SPECIAL = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__",
+            ">=": "__ge__", "&": "__and__", "|": "__or__", "^": "__xor__", "-x": "__neg__",
+            "~x": "__invert__", "abs(x)": "__abs__", "[]": "__getitem__"}
 
-def _swap(fn):
+
+def _reflected(fn):
     def reflected(self, other):
         return fn(other, self)
 
@@ -52,44 +62,21 @@ def _inplace(fn, name: str, symbol: str):
     return inplace
 
 
-def attach(name: str, fn: Any) -> None:
+def _attach(name: str, fn: Any) -> None:
     setattr(Tensor, name, fn)
 
 
-_BINARY = {
-    "add": (E.add, "+"),
-    "sub": (E.sub, "-"),
-    "mul": (E.mul, "*"),
-    "truediv": (E.div, "/"),
-    "floordiv": (E.floordiv, "//"),
-    "pow": (E.pow, "**"),
-}
-for _n, (_fn, _symbol) in _BINARY.items():
-    attach(f"__{_n}__", _fn)
-    attach(f"__r{_n}__", _swap(_fn))
-    attach(f"__i{_n}__", _inplace(_fn, f"__i{_n}__", _symbol))
+for _name, _fn in METHODS.items():
+    _attach(_name, _fn)
 
-attach("__neg__", E.neg)
-attach("__abs__", E.abs)
-attach("__pos__", lambda self: self)
-attach("__eq__", E.equal)
-attach("__ne__", E.not_equal)
-attach("__lt__", E.less)
-attach("__le__", E.less_equal)
-attach("__gt__", E.greater)
-attach("__ge__", E.greater_equal)
-attach("__and__", E.logical_and)
-attach("__or__", E.logical_or)
-attach("__xor__", E.logical_xor)
-attach("__invert__", E.logical_not)
+for _symbol, _fn in OPERATORS.items():
+    if _symbol in _ARITHMETIC:
+        _stem = _ARITHMETIC[_symbol]
+        _attach(f"__{_stem}__", _fn)
+        _attach(f"__r{_stem}__", _reflected(_fn))
+        if _symbol != "@":
+            _attach(f"__i{_stem}__", _inplace(_fn, f"__i{_stem}__", _symbol))
+    else:
+        _attach(_SPECIAL[_symbol], _fn)
 
-for _n in ("exp", "log", "log2", "sqrt", "sign", "reciprocal", "square", "sin", "cos", "tan",
-           "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "clip", "round", "floor",
-           "ceil", "astype", "maximum", "minimum"):
-    attach(_n, getattr(E, _n))
-attach("abs", E.abs)
-
-# Each family module lists its own Tensor methods (sum, reshape, __getitem__, T, ...).
-for _module in (reduction, linalg, shape, indexing, device, nn, conv):
-    for _n, _fn in _module.METHODS.items():
-        attach(_n, _fn)
+_attach("__pos__", lambda self: self)

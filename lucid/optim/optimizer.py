@@ -37,7 +37,7 @@ import numpy as np
 
 from lucid.autograd.mode import enable_grad, no_grad
 from lucid.backends import get_backend
-from lucid.ops.device import evaluate
+from lucid.ops import evaluate
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 

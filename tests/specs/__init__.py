@@ -12,7 +12,7 @@ from tests.specs.table import ErrorCase, FlopsCase, Spec
 
 ALL_SPECS: list[Spec] = [*elementwise.SPECS]
 
-for _module in ("reduction", "linalg", "shape", "indexing", "device", "nn", "conv"):
+for _module in ("reduction", "linalg", "shape", "indexing", "device", "activation", "loss", "conv"):
     try:
         _mod = __import__(f"tests.specs.{_module}", fromlist=["SPECS"])
     except ModuleNotFoundError as exc:  # a family not written yet

@@ -21,7 +21,7 @@ import numpy as np
 
 import lucid
 from lucid.nn import functional as F
-from lucid.ops.conv import conv_nd, conv_transpose_nd
+from lucid.ops import conv_nd, conv_transpose_nd
 from tests.specs.table import ErrorCase, FlopsCase, Spec, rand
 
 

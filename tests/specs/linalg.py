@@ -231,4 +231,38 @@ TRACE = [
     ),
 ]
 
-SPECS = MATMUL + DOT + INNER + OUTER + TENSORDOT + EINSUM + TRACE
+# --------------------------------------------------------------------------------------------
+# linear
+
+
+W53 = rand((5, 3), seed=1)
+B5 = rand((5,), seed=2)
+
+
+def _linear_ref(x, w, b=None):
+    y = x @ w.T
+    return y if b is None else y + b
+
+
+LINEAR = [
+    Spec("linear", lucid.linear, _linear_ref,
+         ((rand((4, 3)), W53, B5), (rand((2, 4, 3)), W53, B5), (rand((3,)), W53, B5),
+          (transposed((3, 4)), W53, B5)),
+         errors=(
+             ErrorCase(lambda: lucid.linear(_t(rand((4, 2))), _t(W53)), ValueError,
+                       r"linear: input \(4,2\) and weight \(5,3\): the input's last axis must "
+                       r"equal in_features = 3"),
+             ErrorCase(lambda: lucid.linear(_t(rand((4, 3))), _t(B5)), ValueError,
+                       r"linear: weight must be 2-D \(out_features, in_features\), got shape "
+                       r"\(5,\)"),
+             ErrorCase(lambda: lucid.linear(_t(rand((4, 3))), _t(W53), _t(rand((3,)))), ValueError,
+                       r"linear: bias has shape \(3,\), expected \(5,\)"),
+         ),
+         # 4·3·5 = 60 MACs + 20 bias adds; backward 60 MACs for x, 60 for W, 20 - 5 for b
+         flops=(FlopsCase((rand((4, 3)), W53, B5), 80, 135),)),
+    Spec("linear", lucid.linear, _linear_ref, ((rand((4, 3)), W53), (rand((2, 4, 3)), W53)),
+         label="no-bias", flops=(FlopsCase((rand((4, 3)), W53), 60, 120),)),
+]
+
+
+SPECS = MATMUL + LINEAR + DOT + INNER + OUTER + TENSORDOT + EINSUM + TRACE

@@ -1,4 +1,4 @@
-"""Spec rows: reductions (sum, mean, var, max, min, argmax, argmin, any, all) and scans
+"""Spec rows: reductions (sum, mean, var, logsumexp, max, min, argmax, argmin, any, all) and scans
 (cumsum, cumprod).
 
 Each reduction gets a row with ``axis=None`` on every shape of ``unary()`` and labelled rows for
@@ -95,6 +95,27 @@ VAR = _rows(
     ),
 ) + _rows("var", np.var, {"axis=0": (4 * 12 + 8, 12 + 4)}, extra_kw={"ddof": 1},
           variants=[v for v in VARIANTS if v[2] is not _ALL_SHAPES], label_prefix="ddof=1,")
+
+
+def _logsumexp(a, axis=None, keepdims=False):
+    """log sum exp in float64, shifted by the maximum (NumPy has no logsumexp of its own)."""
+    m = np.max(a, axis=axis, keepdims=True) if a.size else np.zeros((1,) * a.ndim)
+    m = np.where(np.isinf(m), 0.0, m)
+    with np.errstate(divide="ignore"):
+        y = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return y if keepdims else np.reshape(y, np.sum(a, axis=axis).shape)
+
+
+# forward: max, subtract, exp, sum per element + log, add per output; backward 3 per element
+LOGSUMEXP = _rows("logsumexp", _logsumexp, {"": (50, 36), "axis=0": (56, 36)}) + [
+    # large logits do not overflow; rows of -inf give -inf; no elements give log 0 = -inf
+    Spec("logsumexp", lambda a: lucid.logsumexp(a, axis=1), lambda a: _logsumexp(a, axis=1),
+         ((np.array([[1000.0, 999.0, -1000.0], [-np.inf, -np.inf, -np.inf]]),),
+          (np.zeros((2, 0)),)), grad=False, label="tails"),
+    Spec("logsumexp", lambda a: a.logsumexp(axis=-1, keepdims=True),
+         lambda a: _logsumexp(a, axis=-1, keepdims=True), ND2, label="method"),
+]
+
 # max/min backward: compare (in), count ties (in), g / count (out), mask * share (in)
 MAX = _rows(
     "max", np.max, {"": (12, 37), "axis=0": (12, 40)},
@@ -221,5 +242,5 @@ METHODS = [
          label="method", atol=0, rtol=0),
 ]
 
-SPECS = (SUM + MEAN + VAR + MAX + MIN + ARGMAX + ARGMIN + ARG_TIES + ANY + ALL + CUMSUM
+SPECS = (SUM + MEAN + VAR + LOGSUMEXP + MAX + MIN + ARGMAX + ARGMIN + ARG_TIES + ANY + ALL + CUMSUM
          + CUMPROD + METHODS)

@@ -1,6 +1,6 @@
 """Spec rows: shape ops (reshape, transpose, squeeze, broadcast, join, split, pad, repeat ...).
 
-Composites without an op of their own (ravel, expand_dims, expand, hstack, vstack, split,
+Composites without an op of their own (ravel, expand, hstack, vstack, split,
 chunk, the ``T``/``mT`` properties) have rows named after the op they are built on, with a
 label saying which composite the row exercises.  Shape ops do no arithmetic: 0 FLOPs forward;
 backward counts only the additions that sum copies (broadcast_to, repeat, tile).
@@ -140,10 +140,10 @@ UNSQUEEZE = [
     ),
     Spec("unsqueeze", lambda a: a.unsqueeze(-1), lambda a: np.expand_dims(a, -1),
          unary() + ((T234,),), label="method-negative"),
-    Spec("unsqueeze", lambda a: lucid.expand_dims(a, (0, 2)), lambda a: np.expand_dims(a, (0, 2)),
-         (_s((5,)), _s((3, 4)), (T34,)), label="expand_dims-tuple"),
-    Spec("unsqueeze", lambda a: a.expand_dims(1), lambda a: np.expand_dims(a, 1),
-         ((X34,), (T34,)), label="expand_dims-method"),
+    Spec("expand_dims", lambda a: lucid.expand_dims(a, (0, 2)),
+         lambda a: np.expand_dims(a, (0, 2)), (_s((5,)), _s((3, 4)), (T34,)), label="tuple"),
+    Spec("expand_dims", lambda a: a.expand_dims(1), lambda a: np.expand_dims(a, 1),
+         ((X34,), (T34,)), label="method"),
 ]
 
 FLATTEN = [

@@ -18,9 +18,7 @@ from typing import Any
 import numpy as np
 
 from lucid.nn.functional.dropout import dropout
-from lucid.ops.elementwise import logical_not
-from lucid.ops.indexing import masked_fill
-from lucid.ops.nn import softmax
+from lucid.ops import logical_not, masked_fill, softmax
 from lucid.shapes import broadcasts_to, fmt
 from lucid.tensor import Tensor
 

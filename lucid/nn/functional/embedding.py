@@ -6,9 +6,9 @@ from typing import Any
 
 from lucid.autograd.mode import no_grad
 from lucid.creation import arange
-from lucid.ops.indexing import where
-from lucid.ops.reduction import max as _max
-from lucid.ops.reduction import min as _min
+from lucid.ops import max as _max
+from lucid.ops import min as _min
+from lucid.ops import where
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Int64, as_numeric

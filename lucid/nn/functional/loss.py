@@ -8,7 +8,7 @@ need ``input`` and ``target`` of exactly the same shape: a prediction of shape (
 targets of shape (4,) would otherwise broadcast to (4, 4) and quietly compare every
 prediction with every target -- the classic silent bug, refused here with both shapes named.
 
-``cross_entropy`` with integer targets is one fused op (:class:`lucid.ops.nn.CrossEntropy`);
+``cross_entropy`` with integer targets is one fused op (:class:`lucid.ops.loss.CrossEntropy`);
 ``nll_loss`` is written from primitives (``gather`` and arithmetic), so
 ``nll_loss(log_softmax(x), t)`` is the composite the fused op is tested against.
 """
@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from lucid import ops as _ops
 from lucid.autograd.mode import no_grad
-from lucid.ops import nn as _ops
-from lucid.ops.elementwise import abs as _abs
-from lucid.ops.elementwise import exp, log, maximum, square
-from lucid.ops.indexing import gather, where
-from lucid.ops.reduction import max as _max
-from lucid.ops.reduction import min as _min
+from lucid.ops import abs as _abs
+from lucid.ops import exp, gather, log, maximum, square, where
+from lucid.ops import max as _max
+from lucid.ops import min as _min
 from lucid.shapes import broadcasts_to, fmt
 from lucid.tensor import Tensor
 
@@ -141,7 +140,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """Cross-entropy of logits ``input`` (N, C, ...) against ``target``.
 
     * Integer class indices (N, ...): l_i = -w_{t_i} log softmax(x_i)_{t_i}, one fused op
-      (:class:`lucid.ops.nn.CrossEntropy`); "mean" divides by the sum of the weights of the
+      (:class:`lucid.ops.loss.CrossEntropy`); "mean" divides by the sum of the weights of the
       samples not ignored (``ignore_index``), as PyTorch.
     * Class probabilities of the input's shape (floating point): l_i = -sum_c w_c t_ic
       log softmax(x_i)_c, a composite; "mean" averages over the samples.
@@ -218,7 +217,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 
         l_i = -w_i [t_i log p_i + (1 - t_i) log(1 - p_i)],  logs clamped at -100 (PyTorch).
 
-    One op (:class:`lucid.ops.nn.BinaryCrossEntropy`) so the gradient stays finite where a
+    One op (:class:`lucid.ops.loss.BinaryCrossEntropy`) so the gradient stays finite where a
     saturated sigmoid gives p = 0 or 1.  ``weight`` broadcasts to the input's shape.  Prefer
     :func:`binary_cross_entropy_with_logits` on raw scores: it is exact where this clamps.
     """

@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from lucid.autograd.mode import no_grad
-from lucid.ops.elementwise import sqrt
-from lucid.ops.reduction import mean as _mean
-from lucid.ops.reduction import var as _var
+from lucid.ops import mean as _mean
+from lucid.ops import sqrt
+from lucid.ops import var as _var
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from lucid.ops import matmul
 from lucid.ops.base import apply
 from lucid.ops.conv import AvgPool, MaxPool
-from lucid.ops.linalg import matmul
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 

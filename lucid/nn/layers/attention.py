@@ -9,8 +9,7 @@ from lucid.nn.functional.attention import attention, causal_mask
 from lucid.nn.functional.linear import linear
 from lucid.nn.layers.linear import Linear, _parameter, _size
 from lucid.nn.module import Module
-from lucid.ops.elementwise import logical_not, logical_or
-from lucid.ops.shape import chunk
+from lucid.ops import chunk, logical_not, logical_or
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Float32

@@ -16,7 +16,7 @@ from lucid.nn import init
 from lucid.nn.functional.linear import linear
 from lucid.nn.module import Module
 from lucid.nn.parameter import Parameter
-from lucid.ops.shape import flatten
+from lucid.ops import flatten
 from lucid.tensor import Tensor
 from lucid.types import Float32, as_numeric
 

@@ -1,5 +1,5 @@
-"""Spec rows: the nn ops (activations, softmax, log-softmax, linear, cross-entropy, binary
-cross-entropy), called through ``lucid.nn.functional`` as users call them.
+"""Spec rows: the fused losses (cross-entropy on logits, binary cross-entropy on
+probabilities), called through ``lucid.nn.functional`` as users call them.
 
 References are written by hand in NumPy float64.  Class-weight tensors are captured by the
 rows as *free* constants (``.free()``), so the gpu parity run moves them to the op's device;
@@ -14,7 +14,7 @@ import numpy as np
 
 import lucid
 import lucid.nn.functional as F
-from tests.specs.table import ErrorCase, FlopsCase, Spec, rand, transposed, unary
+from tests.specs.table import ErrorCase, FlopsCase, Spec, rand
 
 X34 = rand((3, 4))
 X234 = rand((2, 3, 4))
@@ -26,119 +26,9 @@ def _t(a):
     return lucid.Tensor(a)
 
 
-# --------------------------------------------------------------------------------------------
-# activations
-
-
-def _act(name, fn, ref, fwd, bwd, label="", errors=()):
-    """A row on every shape of ``unary()``, FLOPs hand count (forward, backward) on (3, 4)."""
-    return Spec(name, fn, ref, unary(), label=label, errors=errors,
-                flops=(FlopsCase((X34,), fwd * 12, bwd * 12),))
-
-
-def _gelu_tanh(a):
-    return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3)))
-
-
-def _sigmoid(a):
-    return 1.0 / (1.0 + np.exp(-a))
-
-
-ACTIVATIONS = [
-    _act("relu", F.relu, lambda a: np.maximum(a, 0.0), 1, 2),
-    _act("leaky_relu", F.leaky_relu, lambda a: np.where(a > 0, a, 0.01 * a), 2, 2),
-    Spec("leaky_relu", lambda a: F.leaky_relu(a, 0.2), lambda a: np.where(a > 0, a, 0.2 * a),
-         unary(), label="slope=0.2"),
-    _act("elu", F.elu, lambda a: np.where(a > 0, a, np.exp(a) - 1), 4, 3),
-    Spec("elu", lambda a: F.elu(a, 0.5), lambda a: np.where(a > 0, a, 0.5 * (np.exp(a) - 1)),
-         unary(), label="alpha=0.5"),
-    _act("gelu", F.gelu, lambda a: 0.5 * a * (1 + _erf(a / math.sqrt(2))), 5, 7,
-         errors=(ErrorCase(lambda: F.gelu(_t(X34), approximate="fast"), ValueError,
-                           r"gelu: approximate must be 'none' or 'tanh', got 'fast'"),)),
-    _act("gelu", lambda a: F.gelu(a, approximate="tanh"), _gelu_tanh, 9, 13, label="tanh"),
-    _act("silu", F.silu, lambda a: a * _sigmoid(a), 8, 5),
-    _act("sigmoid", F.sigmoid, _sigmoid, 7, 3),
-    # far tails: the overflow-free forms agree with the reference and stay finite
-    Spec("sigmoid", F.sigmoid, _sigmoid, ((np.array([-700.0, -40.0, 0.0, 40.0, 700.0]),),),
-         grad=False, label="tails", atol=1e-300, rtol=1e-12),
-]
-
-
-# --------------------------------------------------------------------------------------------
-# softmax, log-softmax
-
-
-def _softmax(a, axis=-1):
-    e = np.exp(a - a.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def _log_softmax(a, axis=-1):
     z = a - a.max(axis=axis, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
-
-
-ND1 = ((rand((5,)),), (X34,), (X234,), (transposed(),))
-_SOFTMAX_ERRORS = (
-    ErrorCase(lambda: F.softmax(_t(np.array(1.0))), ValueError,
-              r"softmax: needs a tensor with at least 1 dimension, got a 0-d tensor"),
-    ErrorCase(lambda: F.softmax(_t(X34), axis=2), IndexError,
-              r"softmax: axis 2 is out of range for a tensor with 2 dimension\(s\)"),
-)
-
-SOFTMAX = [
-    Spec("softmax", F.softmax, _softmax, ND1, errors=_SOFTMAX_ERRORS,
-         flops=(FlopsCase((X34,), 60, 48),)),
-    Spec("softmax", lambda a: F.softmax(a, axis=0), lambda a: _softmax(a, 0), ND1,
-         label="axis=0"),
-    Spec("softmax", lambda a: F.softmax(a, axis=1), lambda a: _softmax(a, 1), ND1[1:],
-         label="axis=1"),
-    # large logits: exp(1000) would overflow without the max subtraction
-    Spec("softmax", F.softmax, _softmax, ((np.array([[1000.0, 999.0, -1000.0]]),),),
-         label="large"),
-    Spec("log_softmax", F.log_softmax, _log_softmax, ND1,
-         errors=(ErrorCase(lambda: F.log_softmax(_t(np.array(1.0))), ValueError,
-                           r"log_softmax: needs a tensor with at least 1 dimension"),),
-         flops=(FlopsCase((X34,), 63, 48),)),
-    Spec("log_softmax", lambda a: F.log_softmax(a, axis=0), lambda a: _log_softmax(a, 0), ND1,
-         label="axis=0"),
-    Spec("log_softmax", F.log_softmax, _log_softmax,
-         ((np.array([[1000.0, 999.0, -1000.0]]),),), label="large"),
-]
-
-
-# --------------------------------------------------------------------------------------------
-# linear
-
-
-W53 = rand((5, 3), seed=1)
-B5 = rand((5,), seed=2)
-
-
-def _linear_ref(x, w, b=None):
-    y = x @ w.T
-    return y if b is None else y + b
-
-
-LINEAR = [
-    Spec("linear", F.linear, _linear_ref,
-         ((rand((4, 3)), W53, B5), (rand((2, 4, 3)), W53, B5), (rand((3,)), W53, B5),
-          (transposed((3, 4)), W53, B5)),
-         errors=(
-             ErrorCase(lambda: F.linear(_t(rand((4, 2))), _t(W53)), ValueError,
-                       r"linear: input \(4,2\) and weight \(5,3\): the input's last axis must "
-                       r"equal in_features = 3"),
-             ErrorCase(lambda: F.linear(_t(rand((4, 3))), _t(B5)), ValueError,
-                       r"linear: weight must be 2-D \(out_features, in_features\), got shape "
-                       r"\(5,\)"),
-             ErrorCase(lambda: F.linear(_t(rand((4, 3))), _t(W53), _t(rand((3,)))), ValueError,
-                       r"linear: bias has shape \(3,\), expected \(5,\)"),
-         ),
-         # 4·3·5 = 60 MACs + 20 bias adds; backward 60 MACs for x, 60 for W, 20 - 5 for b
-         flops=(FlopsCase((rand((4, 3)), W53, B5), 80, 135),)),
-    Spec("linear", F.linear, _linear_ref, ((rand((4, 3)), W53), (rand((2, 4, 3)), W53)),
-         label="no-bias", flops=(FlopsCase((rand((4, 3)), W53), 60, 120),)),
-]
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,7 +75,7 @@ _CE_ERRORS = (
     ErrorCase(lambda: F.cross_entropy(_t(rand((4, 5))), _t(T4.astype(np.float64))), ValueError,
               r"cross_entropy: input \(4,5\) and target \(4,\): a floating-point target holds "
               r"class probabilities"),
-    ErrorCase(lambda: lucid.ops.nn.cross_entropy(_t(rand((4, 5))), _t(T4.astype(float))),
+    ErrorCase(lambda: lucid.cross_entropy(_t(rand((4, 5))), _t(T4.astype(float))),
               TypeError, r"cross_entropy: target must hold integer class indices"),
     ErrorCase(lambda: F.cross_entropy(_t(rand((4, 5))), _t(np.array([0, 1, 2]))), ValueError,
               r"cross_entropy: input \(4,5\) and target \(3,\): the target must have shape "
@@ -266,4 +156,5 @@ BCE = [
                        np.array([0.0, 1.0, 1.0, 0.0, 0.3])),)),
 ]
 
-SPECS = ACTIVATIONS + SOFTMAX + LINEAR + CROSS_ENTROPY + BCE
+
+SPECS = CROSS_ENTROPY + BCE
