@@ -21,7 +21,6 @@ import numpy as np
 
 from lucid import types
 from lucid.autograd import engine
-from lucid.autograd.mode import MODE
 from lucid.backends import check_device, get_backend
 from lucid.shapes import fmt
 
@@ -258,7 +257,7 @@ class Tensor:
         if self._hooks is None:
             self._hooks = {}
         key = max(self._hooks, default=-1) + 1
-        self._hooks[key] = hook
+        self._hooks[key] = _array_hook(hook, self.device, self.shape)
         return RemovableHandle(self._hooks, key)
 
     def zero_grad(self) -> None:
@@ -331,6 +330,28 @@ class Tensor:
         return f"Tensor({body}{extra})"
 
 
+def _array_hook(hook: Callable[[Tensor], Any], device: str, shape: tuple[int, ...]) -> Callable:
+    """``hook`` as the backward walk calls it: array in, array (or None) out.
+
+    The walk deals in backend arrays only (it sits below this module); the user's hook sees
+    the gradient as a Tensor, and a replacement it returns must keep the tensor's shape.
+    """
+
+    def on_gradient(g: Any) -> Any:
+        out = hook(Tensor._wrap(g, device))
+        if out is None:
+            return None
+        data = out.data if isinstance(out, Tensor) else out
+        if tuple(data.shape) != shape:
+            raise RuntimeError(
+                f"hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
+                f"{fmt(tuple(data.shape))} for a tensor of shape {fmt(shape)}"
+            )
+        return data
+
+    return on_gradient
+
+
 def _foreign_to_numpy(data: Any) -> np.ndarray:
     """Arrays from other libraries (MLX, ...) through the buffer/array protocol."""
     try:
@@ -354,4 +375,4 @@ def tensor(
                   device=device)
 
 
-__all__ = ["Tensor", "tensor", "RemovableHandle", "MODE"]
+__all__ = ["Tensor", "tensor", "RemovableHandle"]

@@ -314,6 +314,53 @@ def test_inplace_on_a_value_the_op_does_not_save_is_fine():
     np.testing.assert_allclose(w.grad, [1.0, 1.0])
 
 
+def _where(x):
+    cond = lucid.Tensor([True, False, True])
+    return lucid.where(cond, x, 0.0), cond, "Where: input 2"
+
+
+def _masked_fill(x):
+    mask = lucid.Tensor([False, True, False])
+    return x.masked_fill(mask, 0.0), mask, "MaskedFill: input 1"
+
+
+def _cross_entropy(x):
+    target = lucid.Tensor([1, 0])
+    return lucid.cross_entropy(lucid.stack([x, 2 * x]), target), target, "CrossEntropy: input 1"
+
+
+@pytest.mark.parametrize("build", [_where, _masked_fill, _cross_entropy],
+                         ids=["where-cond", "masked_fill-mask", "cross_entropy-target"])
+def test_inputs_kept_by_an_op_are_version_checked(build):
+    """Ops that keep a constant input (a condition, a mask, class targets) declare it, so an
+    in-place change to it between forward and backward is caught, not silently used."""
+    x = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y, kept, where = build(x)
+    kept[0] = kept[1]
+    with pytest.raises(RuntimeError, match=rf"backward through {where} .*modified in place"):
+        y.sum().backward()
+
+
+def test_max_pool_input_is_version_checked():
+    x = lucid.Tensor([[[1.0, 3.0, 2.0, 5.0]]], requires_grad=True)
+    h = x * 1.0
+    y = lucid.max_pool_nd(h, 1, 2)
+    with lucid.no_grad():
+        h += 10.0
+    with pytest.raises(RuntimeError, match=r"backward through MaxPool: input 0 .*modified"):
+        y.sum().backward()
+
+
+def test_where_branches_are_not_version_checked():
+    # where reads only the condition in backward: changing a branch afterwards is fine
+    x = lucid.Tensor([0.5, -1.0], requires_grad=True)
+    b = lucid.Tensor([7.0, 8.0])
+    y = lucid.where(x > 0, x, b)
+    b += 1
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad, [1.0, 0.0])
+
+
 def test_inplace_on_saved_output_is_detected():
     x = lucid.Tensor([0.1, 0.2], requires_grad=True)
     y = lucid.exp(x)

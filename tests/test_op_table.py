@@ -83,6 +83,49 @@ def test_flops_rule_runs_on_every_sample(spec, i):
     assert out.flops >= out._op.flops
 
 
+def _graph_ops(outputs):
+    """Every (node, op) recorded below ``outputs``, each once."""
+    seen, stack, found = set(), list(outputs), []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or node._op is None:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        stack.extend(node._prev)
+    return found
+
+
+def _arrays_in(value):
+    """The NumPy arrays an op keeps, looking into tuples, lists and dicts."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _arrays_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _arrays_in(v)
+
+
+@pytest.mark.parametrize("spec,i", CASES, ids=CASE_IDS)
+def test_saved_values_are_declared(spec, i):
+    """An op that keeps an input (or a view of one) must name it in ``saves_inputs``, and one
+    that keeps its output must say ``saves_output``: the version check sees only those."""
+    inputs = _tensors(spec.samples[i], requires_grad=spec.grad)
+    for node in _graph_ops(_outputs(spec.fn(*inputs))):
+        op = node._op
+        kept = list(_arrays_in(vars(op)))
+        declared = op.saves_inputs
+        for pos, parent in enumerate(node._prev):
+            if any(np.may_share_memory(k, parent.data) for k in kept):
+                assert declared is True or (declared and pos in declared), (
+                    f"{type(op).__name__} keeps input {pos} but saves_inputs = {declared!r}")
+        own = [k for k in kept if not any(np.may_share_memory(k, p.data) for p in node._prev)]
+        if any(np.may_share_memory(k, node.data) for k in own):  # (a view's output is its input)
+            assert op.saves_output, f"{type(op).__name__} keeps its output, saves_output False"
+
+
 # -- meta-tests -----------------------------------------------------------------------------
 
 

@@ -98,79 +98,26 @@ def run_backward(
 
 def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
           capture: dict | None) -> None:
+    """Visit every node that leads back from ``root``, each once, latest-created first."""
+    heap: list[tuple[int, Any]] = []  # nodes made by ops, keyed by -seq (latest first)
+    leaves: list[Any] = []  # nodes no op made, in the order gradients first reached them
     root._g = seed
-    leaves: list[Any] = []
-    heap: list[tuple[int, Any]] = []
-    if root._op is None:
-        leaves.append(root)
-    else:
-        heap.append((-root._op.seq, root))
+    _enqueue(root, heap, leaves)
     try:
         while heap:
             node = heappop(heap)[1]
-            g = node._g
-            node._g = None
-            if node._hooks:
-                g = _run_hooks(node, g)
+            g = _complete_gradient(node)  # every contribution has arrived: take it
             if capture is not None:
                 if node in capture:
                     capture[node] = g
             elif keep_grad or node.keep_grad:
                 node.grad = g if node.grad is None else node.grad + g
-            op = node._op
-            prev = node._prev
-            versions = op.versions
-            if versions:  # inputs the op saved must still be the values it saw
-                for parent, saved in zip(prev, versions):
-                    if parent._version != saved:
-                        raise _version_error(node, op)
-            elif versions is None:
-                raise released_error(node)
-            if op.saves_output and node._version:
-                raise _version_error(node, op)
-            backend = BACKENDS[node.device]
-            if op.wants_final:
-                op.final = not retain_graph
-            if op.fallback and node.device != "cpu":
-                grads = fallback.backward(op, backend, g)
-            else:
-                grads = op.backward(backend.xp, g)
-            if not retain_graph:
-                op.release()
-            for parent, pg in zip(prev, grads):
-                if pg is None or not parent.requires_grad:
-                    continue
-                if pg is g and parent._op is None:  # passed through (add): not the leaf's own
-                    pg = backend.copy(pg)
-                pdata = parent.data
-                if pg.shape != pdata.shape:
-                    pg = _fit_shape(op, pg, parent)
-                gd, pd = pg.dtype, pdata.dtype  # read once: MLX makes a new object per read
-                if gd is not pd and gd != pd:
-                    pg = pg.astype(pd)
-                if parent._g is None:
-                    parent._g = pg
-                    if parent._op is None:
-                        leaves.append(parent)
-                    else:
-                        heappush(heap, (-parent._op.seq, parent))
-                else:
-                    parent._g = parent._g + pg
+            grads = _local_backward(node, g, retain_graph)  # one gradient per input
+            for parent, pg in zip(node._prev, grads):
+                if pg is not None and parent.requires_grad:
+                    _send(node, parent, pg, g, heap, leaves)
         for leaf in leaves:
-            g = leaf._g
-            leaf._g = None
-            if leaf._hooks:
-                g = _run_hooks(leaf, g)
-            if capture is not None:
-                if leaf in capture:
-                    capture[leaf] = g
-            elif leaf.grad is None:
-                # A leaf keeps its gradient in memory of its own: an in-place update of one
-                # .grad (clipping, an optimizer) must never change another tensor's.  Gradients
-                # passed straight through to a leaf were copied above; views are copied here.
-                leaf.grad = BACKENDS[leaf.device].own(g)
-            else:
-                leaf.grad = leaf.grad + g
+            _finish_leaf(leaf, capture)
     except BaseException:
         for _, node in heap:  # an exception mid-walk must not leave gradients in flight
             node._g = None
@@ -179,26 +126,107 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
         raise
 
 
-def _run_hooks(node: Any, g: Any) -> Any:
-    from lucid.tensor import Tensor  # hooks see Tensors; engine sits below tensor.py
+def _enqueue(node: Any, heap: list, leaves: list) -> None:
+    """Queue a node the first time a gradient reaches it: ops by creation order, leaves last."""
+    if node._op is None:
+        leaves.append(node)
+    else:
+        heappush(heap, (-node._op.seq, node))
 
+
+def _complete_gradient(node: Any) -> Any:
+    """Take the gradient summed at ``node`` off it, and let its hooks see (or replace) it."""
+    g = node._g
+    node._g = None
+    if node._hooks:
+        g = _run_hooks(node, g)
+    return g
+
+
+def _local_backward(node: Any, g: Any, retain_graph: bool) -> tuple[Any, ...]:
+    """The node's op turns dL/dnode into one gradient per input (its backward rule), after
+    checking that the values it saved are still the ones it saw; then it drops them."""
+    op = node._op
+    _check_saved_values(node, op)
+    if op.wants_final:
+        op.final = not retain_graph
+    backend = BACKENDS[node.device]
+    if op.fallback and node.device != "cpu":
+        grads = fallback.backward(op, backend, g)
+    else:
+        grads = op.backward(backend.xp, g)
+    if not retain_graph:
+        op.release()
+    return grads
+
+
+def _check_saved_values(node: Any, op: Any) -> None:
+    """Raise if an input (or the output) the op saved for backward was changed in place."""
+    versions = op.versions
+    if versions is None:
+        raise released_error(node)
+    if versions:
+        for parent, saved in zip(_saved_inputs(node, op), versions):
+            if parent._version != saved:
+                raise _version_error(node, op)
+    if op.saves_output and node._version:
+        raise _version_error(node, op)
+
+
+def _saved_inputs(node: Any, op: Any) -> Any:
+    """The inputs whose versions ``op.versions`` holds (all, or those ``saves_inputs`` names)."""
+    saved = op.saves_inputs
+    return node._prev if saved is True else [node._prev[i] for i in saved]
+
+
+def _send(node: Any, parent: Any, pg: Any, g: Any, heap: list, leaves: list) -> None:
+    """Add ``pg`` (one input's share of dL/dnode) to the gradient ``parent`` has received."""
+    if pg is g and parent._op is None:  # passed through (add): not the leaf's own array
+        pg = BACKENDS[parent.device].copy(pg)
+    pdata = parent.data
+    if pg.shape != pdata.shape:
+        pg = _fit_shape(node._op, pg, parent)
+    gd, pd = pg.dtype, pdata.dtype  # read once: MLX makes a new object per read
+    if gd is not pd and gd != pd:
+        pg = pg.astype(pd)
+    if parent._g is None:
+        parent._g = pg
+        _enqueue(parent, heap, leaves)
+    else:
+        parent._g = parent._g + pg
+
+
+def _finish_leaf(leaf: Any, capture: dict | None) -> None:
+    """Hand a leaf its complete gradient: into ``capture``, or added to ``leaf.grad``."""
+    g = _complete_gradient(leaf)
+    if capture is not None:
+        if leaf in capture:
+            capture[leaf] = g
+    elif leaf.grad is None:
+        # A leaf keeps its gradient in memory of its own: an in-place update of one .grad
+        # (clipping, an optimizer) must never change another tensor's.  Gradients passed
+        # straight through to a leaf were copied in _send; views are copied here.
+        leaf.grad = BACKENDS[leaf.device].own(g)
+    else:
+        leaf.grad = leaf.grad + g
+
+
+def _run_hooks(node: Any, g: Any) -> Any:
+    """Each hook sees the gradient (an array: hooks are wrapped when registered, see
+    ``Tensor.register_hook``) and may return a replacement."""
     for hook in list(node._hooks.values()):
-        out = hook(Tensor._wrap(g, node.device))
+        out = hook(g)
         if out is not None:
-            data = out.data if isinstance(out, Tensor) else out
-            if tuple(data.shape) != node.shape:
-                raise RuntimeError(
-                    f"hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
-                    f"{fmt(tuple(data.shape))} for a tensor of shape {fmt(node.shape)}"
-                )
-            g = data
+            g = out
     return g
 
 
 def _version_error(node: Any, op: Any) -> RuntimeError:
     """The error for a value saved at forward time that an in-place op changed since."""
     name = type(op).__name__
-    for i, (parent, saved) in enumerate(zip(node._prev, op.versions)):
+    positions = range(len(node._prev)) if op.saves_inputs is True else (op.saves_inputs or ())
+    for i, saved in zip(positions, op.versions):
+        parent = node._prev[i]
         if parent._version != saved:
             return RuntimeError(
                 f"backward through {name}: input {i} (shape {fmt(parent.shape)}) was modified "

@@ -407,14 +407,6 @@ def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
 _SEQ = itertools.count()  # numbers recorded ops in the order they ran
 
 
-def saved_positions(op: Op, n: int) -> tuple[int, ...] | range:
-    """The positions of the inputs ``op``'s backward reads (its ``saves_inputs``)."""
-    saved = op.saves_inputs
-    if saved is True:
-        return range(n)
-    return saved or ()
-
-
 def _saved_versions(op: Op, args: tuple[Tensor, ...]) -> tuple[int, ...]:
     """The versions of the inputs backward reads, to check at backward that none changed."""
     saved = op.saves_inputs
