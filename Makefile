@@ -25,6 +25,7 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks notebooks/_build
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -32,6 +33,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks notebooks/_build
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache
