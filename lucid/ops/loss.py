@@ -34,7 +34,7 @@ class CrossEntropy(Op):
     Class axis: 1 for x of shape (N, C, d1, ...) with t of shape (N, d1, ...); 0 for x of
     shape (C,) with a 0-d t.  Per sample, with p = softmax(x) along the class axis,
 
-        l_i = -w_{t_i} log p_{i, t_i} = w_{t_i} (logsumexp(x_i) - x_{i, t_i})
+        l_i = -w_{t_i} log p_{i, t_i} = w_{t_i} (log sum_j e^(x_ij) - x_{i, t_i})
 
     where w are the class weights (all 1 without ``weight``) and samples whose target equals
     ``ignore_index`` get w = 0.  ``reduction``: "none" returns l, "sum" its sum, "mean"

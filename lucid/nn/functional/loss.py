@@ -268,10 +268,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                 f"{fn}: {name} of shape {fmt(w.shape)} does not broadcast to the input's shape "
                 f"{fmt(input.shape)}"
             )
-    softplus_neg = log(1 + exp(-_abs(input))) + maximum(-input, 0.0)  # log(1 + e^-x)
+    log1p_exp_neg = log(1 + exp(-_abs(input))) + maximum(-input, 0.0)  # log(1 + e^-x)
     if pos_weight is not None:
-        softplus_neg = (1 + (pos_weight - 1) * target) * softplus_neg
-    loss = (1 - target) * input + softplus_neg
+        log1p_exp_neg = (1 + (pos_weight - 1) * target) * log1p_exp_neg
+    loss = (1 - target) * input + log1p_exp_neg
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
