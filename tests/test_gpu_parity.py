@@ -77,3 +77,31 @@ def test_every_registered_op_runs_on_gpu_or_is_marked_fallback():
         assert name in covered or name == "to" or cls.fallback, (
             f"{name} has no gpu parity case and is not marked fallback"
         )
+
+
+GRADCHECKED = {
+    "softplus": lambda t: lucid.softplus(t),
+    "softplus-beta": lambda t: lucid.softplus(t, beta=2.0),
+    "logsumexp": lambda t: lucid.logsumexp(t),
+    "logsumexp-axis": lambda t: lucid.logsumexp(t, axis=1, keepdims=True),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("name", sorted(GRADCHECKED))
+def test_float32_gradcheck_on_both_devices(name, device):
+    """The "gpu" device has no float64 storage on every MLX kind, so gradients are checked there
+    in float32 with a coarse step (and on "cpu" the same way, to compare like with like)."""
+    x = np.random.default_rng(1).uniform(-3, 3, (3, 4)).astype(np.float32)
+    t = lucid.Tensor(x, requires_grad=True, device=device)
+    assert lucid.autograd.gradcheck(GRADCHECKED[name], t, eps=1e-2, atol=1e-3, rtol=1e-2)
+
+
+def test_gradcheck_on_gpu_float64_says_what_is_wrong():
+    t = lucid.Tensor(np.ones(3), dtype=lucid.Float64, device="gpu", requires_grad=True)
+    if t.data.dtype == np.float64:  # an MLX build that stores float64 on this device
+        assert lucid.autograd.gradcheck(lucid.exp, t)
+        return
+    with pytest.raises(ValueError, match=r"input 0 is a Float64 tensor on 'gpu', which MLX "
+                                         r"stores as float32 there.*Check on 'cpu'"):
+        lucid.autograd.gradcheck(lucid.exp, t)

@@ -156,3 +156,16 @@ def test_differentiable_ops_are_gradchecked():
     for name, cls in REGISTRY.items():
         if cls.differentiable:
             assert name in checked, f"{name} is differentiable but no spec row gradchecks it"
+
+
+def test_public_surface_is_the_registry():
+    """lucid.<name> is exactly the catalogue's public functions (plus what the package adds
+    itself); nothing private leaks (no helper factories, no engine switches)."""
+    from lucid.ops import FUNCTIONS
+
+    for name, fn in FUNCTIONS.items():
+        assert getattr(lucid, name) is fn, name
+    assert not hasattr(lucid, "_predicate")
+    assert "MODE" not in lucid.tensor.__all__
+    private = [n for n in dir(lucid) if n.startswith("_") and not n.startswith("__")]
+    assert not private, private
