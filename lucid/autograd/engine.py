@@ -102,11 +102,17 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
     heap: list[tuple[int, Any]] = []  # nodes made by ops, keyed by -seq (latest first)
     leaves: list[Any] = []  # nodes no op made, in the order gradients first reached them
     root._g = seed
-    _enqueue(root, heap, leaves)
+    if root._op is None:
+        leaves.append(root)
+    else:
+        heap.append((-root._op.seq, root))
     try:
         while heap:
             node = heappop(heap)[1]
-            g = _complete_gradient(node)  # every contribution has arrived: take it
+            g = node._g  # every contribution has arrived: take the sum off the node
+            node._g = None
+            if node._hooks:
+                g = _run_hooks(node, g)
             if capture is not None:
                 if node in capture:
                     capture[node] = g
@@ -126,28 +132,21 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
         raise
 
 
-def _enqueue(node: Any, heap: list, leaves: list) -> None:
-    """Queue a node the first time a gradient reaches it: ops by creation order, leaves last."""
-    if node._op is None:
-        leaves.append(node)
-    else:
-        heappush(heap, (-node._op.seq, node))
-
-
-def _complete_gradient(node: Any) -> Any:
-    """Take the gradient summed at ``node`` off it, and let its hooks see (or replace) it."""
-    g = node._g
-    node._g = None
-    if node._hooks:
-        g = _run_hooks(node, g)
-    return g
-
-
 def _local_backward(node: Any, g: Any, retain_graph: bool) -> tuple[Any, ...]:
     """The node's op turns dL/dnode into one gradient per input (its backward rule), after
-    checking that the values it saved are still the ones it saw; then it drops them."""
+    checking that the values it saved are still the ones it saw (an in-place change since the
+    forward pass is an error); then it drops them, unless the graph is kept."""
     op = node._op
-    _check_saved_values(node, op)
+    versions = op.versions
+    if versions:  # the inputs it saved must still hold the values it saw
+        saved = node._prev if op.saves_inputs is True else _saved_inputs(node, op)
+        for parent, version in zip(saved, versions):
+            if parent._version != version:
+                raise _version_error(node, op)
+    elif versions is None:
+        raise released_error(node)
+    if op.saves_output and node._version:
+        raise _version_error(node, op)
     if op.wants_final:
         op.final = not retain_graph
     backend = BACKENDS[node.device]
@@ -160,23 +159,9 @@ def _local_backward(node: Any, g: Any, retain_graph: bool) -> tuple[Any, ...]:
     return grads
 
 
-def _check_saved_values(node: Any, op: Any) -> None:
-    """Raise if an input (or the output) the op saved for backward was changed in place."""
-    versions = op.versions
-    if versions is None:
-        raise released_error(node)
-    if versions:
-        for parent, saved in zip(_saved_inputs(node, op), versions):
-            if parent._version != saved:
-                raise _version_error(node, op)
-    if op.saves_output and node._version:
-        raise _version_error(node, op)
-
-
 def _saved_inputs(node: Any, op: Any) -> Any:
-    """The inputs whose versions ``op.versions`` holds (all, or those ``saves_inputs`` names)."""
-    saved = op.saves_inputs
-    return node._prev if saved is True else [node._prev[i] for i in saved]
+    """The inputs whose versions ``op.versions`` holds: those ``saves_inputs`` names."""
+    return [node._prev[i] for i in op.saves_inputs]
 
 
 def _send(node: Any, parent: Any, pg: Any, g: Any, heap: list, leaves: list) -> None:
@@ -189,16 +174,22 @@ def _send(node: Any, parent: Any, pg: Any, g: Any, heap: list, leaves: list) -> 
     gd, pd = pg.dtype, pdata.dtype  # read once: MLX makes a new object per read
     if gd is not pd and gd != pd:
         pg = pg.astype(pd)
-    if parent._g is None:
+    if parent._g is None:  # the first gradient to reach parent: queue it
         parent._g = pg
-        _enqueue(parent, heap, leaves)
+        if parent._op is None:
+            leaves.append(parent)
+        else:
+            heappush(heap, (-parent._op.seq, parent))
     else:
         parent._g = parent._g + pg
 
 
 def _finish_leaf(leaf: Any, capture: dict | None) -> None:
     """Hand a leaf its complete gradient: into ``capture``, or added to ``leaf.grad``."""
-    g = _complete_gradient(leaf)
+    g = leaf._g
+    leaf._g = None
+    if leaf._hooks:
+        g = _run_hooks(leaf, g)
     if capture is not None:
         if leaf in capture:
             capture[leaf] = g

@@ -258,21 +258,24 @@ def public(fn: Callable[..., Any] | None = None, *, method: bool = False,
 
 
 def apply(op: Op, *args: Any) -> Tensor:
-    """Run ``op`` on ``args`` and return the result Tensor, recording the graph if wanted."""
-    for a in args:                              # 1. numbers, lists, arrays -> free tensors
-        if not isinstance(a, Tensor):
-            args = _as_tensors(op, args)
-            break
-    device = args[0].device                     # 2. the one device the op runs on
+    """Run ``op`` on ``args`` and return the result Tensor.  Every op call comes through here:
+
+    1. arguments that are not Tensors (numbers, lists, arrays) become *free* tensors, and the
+       op's device is chosen (free tensors move to it) -- nothing to do in the usual case,
+       tensors that already share one device;
+    2. ``op.forward`` runs on that device's array namespace;
+    3. the result is wrapped in a Tensor, which becomes a graph node (``_op``, ``_prev``) only
+       when a gradient or a FLOPs count is wanted.
+    """
     for a in args:
-        if a.device != device:
-            device, args = _pick_device(op, args)
+        if not isinstance(a, Tensor) or a.device != args[0].device:
+            args = _as_tensors(op, args)            # 1. numbers, lists, arrays -> tensors
+            device, args = _pick_device(op, args)   #    on the one device the op runs on
             break
-    data = _run_forward(op, device, args)       # 3. forward on that device's arrays
-    out = _wrap_result(op, data, device, args)  # 4. the result Tensor
-    if out.requires_grad or MODE.flops:         # 5. the graph, only when someone needs it
-        _record(op, out, args)
-    return out
+    else:
+        device = a.device
+    data = _run_forward(op, device, args)           # 2. forward on that device's arrays
+    return _result(op, data, device, args)          # 3. the result, a graph node if wanted
 
 
 def _as_tensors(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
@@ -358,9 +361,10 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     return op.forward(backend.xp, *[a.data for a in args])
 
 
-def _wrap_result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
-    """The result Tensor: free only if every input was, needing a gradient if any input
-    does (while grad mode is on and the op is differentiable), with no graph yet."""
+def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
+    """The result Tensor: free only if every input was, needing a gradient if any input does
+    (while grad mode is on and the op is differentiable).  It becomes a graph node only
+    when a gradient or a FLOPs count is wanted; otherwise nothing is recorded."""
     free, requires, logical = True, False, None
     for a in args:
         if not a._free:
@@ -384,6 +388,8 @@ def _wrap_result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Te
     out._g = None
     out._free = free
     out._dtype = None if logical is None else _logical_result(logical, data)
+    if out.requires_grad or MODE.flops:
+        _record(op, out, args)
     return out
 
 
@@ -396,8 +402,10 @@ def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     out._op = op
     out._prev = args
     op.seq = next(_SEQ)
-    op.versions = _saved_versions(op, args) if op.saves_inputs is not True else tuple(
-        [a._version for a in args])
+    if op.saves_inputs is True:  # the usual case, spelled out
+        op.versions = tuple([a._version for a in args])
+    else:
+        op.versions = _saved_versions(op, args)
     if op.wants_needs:
         op.needs = tuple([a.requires_grad for a in args])
     if MODE.flops:
@@ -412,9 +420,7 @@ def _saved_versions(op: Op, args: tuple[Tensor, ...]) -> tuple[int, ...]:
     saved = op.saves_inputs
     if saved is True:
         return tuple([a._version for a in args])
-    if not saved:
-        return ()
-    return tuple([args[i]._version for i in saved])
+    return tuple([args[i]._version for i in saved]) if saved else ()
 
 
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
