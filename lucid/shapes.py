@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 
 def fmt(shape: tuple[int, ...]) -> str:
     """``(2, 3)`` as ``(2,3)``; used in every error message so shapes read the same."""
@@ -67,19 +69,24 @@ def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 def normalize_axis(op: str, axis: int, ndim: int) -> int:
     """``axis`` in ``[-ndim, ndim)`` made non-negative, or an IndexError naming ``op``."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(
+            f"{op}: axis must be an int, got {type(axis).__name__} {axis!r}; axes count "
+            "from 0 (or from -1 at the end)"
+        )
     if not -ndim <= axis < ndim:
         raise IndexError(
             f"{op}: axis {axis} is out of range for a tensor with {ndim} dimension(s) "
             f"(valid: {-ndim}..{ndim - 1})"
         )
-    return axis % ndim
+    return int(axis) % ndim
 
 
 def normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """``None`` → all axes; an int or a sequence → sorted non-negative axes (no repeats)."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, int):
+    if not isinstance(axis, (list, tuple)):
         return (normalize_axis(op, axis, ndim),)
     axes = tuple(sorted(normalize_axis(op, a, ndim) for a in axis))
     if len(set(axes)) != len(axes):

@@ -341,10 +341,25 @@ def _array_hook(hook: Callable[[Tensor], Any], device: str, shape: tuple[int, ..
         out = hook(Tensor._wrap(g, device))
         if out is None:
             return None
-        data = out.data if isinstance(out, Tensor) else out
+        name = getattr(hook, "__name__", hook)
+        backend = get_backend(device)
+        if isinstance(out, Tensor):
+            if out.device != device:
+                raise RuntimeError(
+                    f"hook {name!r} returned a gradient on {out.device!r} for a tensor on "
+                    f"{device!r}; return it on the tensor's device (grad.to({device!r}))"
+                )
+            data = out.data
+        elif isinstance(out, backend.array_type):
+            data = out
+        else:
+            raise TypeError(
+                f"hook {name!r} returned {type(out).__name__}; a gradient hook returns a Tensor "
+                "of the gradient's shape (a replacement) or None (to keep the gradient)"
+            )
         if tuple(data.shape) != shape:
             raise RuntimeError(
-                f"hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
+                f"hook {name!r} returned a gradient of shape "
                 f"{fmt(tuple(data.shape))} for a tensor of shape {fmt(shape)}"
             )
         return data

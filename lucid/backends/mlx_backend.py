@@ -60,7 +60,12 @@ class MLXBackend(Backend):
         return np.array(array)
 
     def scatter_add(self, shape, dtype, index, values) -> mx.array:
-        return mx.zeros(shape, dtype=dtype).at[index].add(values)
+        out = mx.zeros(shape, dtype=dtype)
+        if values.size == 0 or out.size == 0:
+            # Nothing to add -- and MLX's scatter kills the process (SIGFPE) on an empty update,
+            # so an empty one must never reach it.
+            return out
+        return out.at[index].add(values)
 
     def copy(self, array: mx.array) -> mx.array:
         # MLX arrays are values, but ``a += 1`` updates every alias of the same object; a new

@@ -290,6 +290,9 @@ class Softmax(_AlongAxis):
 
     def forward(self, xp, x):
         ax = self.setup(x)
+        if x.size == 0:  # nothing to normalise (and a max over no elements has no value)
+            self.y = xp.zeros(x.shape, dtype=x.dtype)
+            return self.y
         e = xp.exp(x - xp.max(x, axis=ax, keepdims=True))
         self.y = e / xp.sum(e, axis=ax, keepdims=True)
         return self.y
@@ -321,6 +324,9 @@ class LogSoftmax(_AlongAxis):
 
     def forward(self, xp, x):
         ax = self.setup(x)
+        if x.size == 0:  # nothing to normalise (and a max over no elements has no value)
+            self.y = xp.zeros(x.shape, dtype=x.dtype)
+            return self.y
         z = x - xp.max(x, axis=ax, keepdims=True)
         self.y = z - xp.log(xp.sum(xp.exp(z), axis=ax, keepdims=True))
         return self.y

@@ -555,11 +555,12 @@ class Unfold(Op):
         win = self.win = Windows(self.label, x.shape[2:], self.kernel, self.stride,
                                  self.padding, self.dilation)
         self.n, self.c = n, c
-        cols = win.im2col(xp, x, 1).reshape((c * win.taps, -1, n))  # (C·taps, L, N)
+        self.L = numel(win.out)  # window positions (named: -1 cannot be inferred when N = 0)
+        cols = win.im2col(xp, x, 1).reshape((c * win.taps, self.L, n))  # (C·taps, L, N)
         return xp.transpose(cols, (2, 0, 1))
 
     def backward(self, xp, g):
-        cols = xp.transpose(g, (1, 2, 0)).reshape((1, self.c * self.win.taps, -1))
+        cols = xp.transpose(g, (1, 2, 0)).reshape((1, self.c * self.win.taps, self.L * self.n))
         return (self.win.col2im(xp, cols, self.c, self.n),)
 
     def forward_flops(self, out, x):

@@ -550,13 +550,14 @@ class FloorDiv(Binary):
 
 
 class Pow(Binary):
-    """y = a^b.   dy/da = b a^(b-1),  dy/db = a^b ln a (taken as 0 where a = 0)."""
+    """y = a^b.   dy/da = b a^(b-1) (0 where b = 0, as PyTorch: also at a = 0),
+    dy/db = a^b ln a (taken as 0 where a = 0)."""
 
     name = "pow"
     operator = "**"
     wants_needs = True
     saves_output = True
-    bwd_cost = 5
+    bwd_cost = 6
 
     def forward(self, xp, a, b):
         self.check(a, b)
@@ -568,8 +569,8 @@ class Pow(Binary):
     def backward(self, xp, g):
         a, b = self.a, self.b
         ga = gb = None
-        if self.needs[0]:
-            ga = g * b * a ** (b - 1)
+        if self.needs[0]:  # b a^(b-1) is 0 * inf = NaN at a = b = 0: the limit there is 0
+            ga = xp.where(b == 0, 0, g * b * a ** (b - 1))
         if self.needs[1]:
             safe = xp.where(a == 0, 1, a)
             gb = g * self.y * xp.log(safe)

@@ -185,12 +185,13 @@ class Linear(Op):
     def backward(self, xp, g):
         x, w, needs = self.x, self.w, self.needs
         n_in = w.shape[1]
-        g2 = g.reshape(-1, w.shape[0])
+        rows = numel(tuple(x.shape[:-1]))  # named: -1 cannot be inferred with 0 features
+        g2 = g.reshape(rows, w.shape[0])
         gx = gw = gb = None
         if needs[0]:
             gx = xp.matmul(g, w)
         if needs[1]:
-            gw = xp.matmul(g2.T, x.reshape(-1, n_in))
+            gw = xp.matmul(g2.T, x.reshape(rows, n_in))
         if self.has_bias and needs[2]:
             gb = xp.sum(g2, axis=0)
         return gx, gw, gb

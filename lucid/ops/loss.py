@@ -151,7 +151,8 @@ class CrossEntropy(Op):
         ax = self.ax
         p = self.e / self.s  # softmax: a new array, so the one-hot can be subtracted in place
         if p.ndim == 2:
-            p[self.rows, self.safe] -= 1
+            if p.size:  # (MLX refuses an empty scatter)
+                p[self.rows, self.safe] -= 1
         else:
             n_cls = p.shape[ax]
             classes = xp.arange(n_cls).reshape((n_cls,) + (1,) * (p.ndim - ax - 1))
@@ -236,7 +237,7 @@ class BinaryCrossEntropy(Op):
 
     def backward(self, xp, g):
         p, t = self.p, self.t
-        coef = g if self.reduction != "mean" else g * (1.0 / p.size)
+        coef = g if self.reduction != "mean" else g * (1.0 / max(p.size, 1))  # (empty: no grad)
         if self.w is not None:
             coef = coef * self.w
         gp = gt = None

@@ -108,10 +108,12 @@ class Mean(Reduce):
 
     def forward(self, xp, x):
         self.setup(x)
+        if self.n == 0:  # the mean of no elements is 0/0: NaN (MLX would say inf)
+            return xp.sum(x, axis=self.axes, keepdims=self.keepdims) * math.nan
         return xp.mean(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, xp, g):
-        return (self.spread(xp, g * (1.0 / self.n)),)
+        return (self.spread(xp, g * (1.0 / max(self.n, 1))),)  # n = 0: x is empty, so is dx
 
     def forward_flops(self, out, x):
         return x.size + out.size  # the sum, then one division per output
@@ -261,6 +263,10 @@ class _ArgExtremum(Reduce):
             )
         self.setup(x)
         self.check_nonempty()
+        if x.size == 0:  # reducing a nonempty axis of an empty tensor: an empty result
+            shape = self.kshape if self.keepdims else tuple(
+                s for i, s in enumerate(self.in_shape) if i not in self.axes)
+            return xp.zeros(shape, dtype=xp.int64)
         find = getattr(xp, self.fn)
         if self.axis is None:
             index = find(x.reshape(-1), axis=0)

@@ -64,7 +64,8 @@ def attention(
     ``training`` and ``dropout_p > 0``, is applied to the weights (as PyTorch does).
     """
     if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])
+        dim = q.shape[-1]
+        scale = 1.0 / math.sqrt(dim) if dim else math.inf  # (no features: an empty output)
     scores = (q @ k.mT) * scale
     if add_mask is not None:
         scores = scores + add_mask

@@ -1,0 +1,147 @@
+"""Inputs that once crashed the interpreter or gave wrong answers, each pinned by a test:
+empty arrays reaching MLX, 0^0 gradients, errors without the op's name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import lucid
+
+DEVICES = ["cpu", "gpu"]
+
+
+def _run_isolated(code: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter: a crash (a signal) must show as a failure here,
+    not take the test session down."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fancy_index_backward_of_an_empty_tensor_is_a_zero_gradient(device):
+    # MLX's scatter-add on an empty update kills the process (SIGFPE): it must never reach it
+    result = _run_isolated(f"""
+        import warnings; warnings.simplefilter("ignore")
+        import numpy as np, lucid
+        import lucid.nn.functional as F
+        x = lucid.Tensor(np.zeros((2, 0)), requires_grad=True, device="{device}")
+        x[[0, 1, 0]].sum().backward()
+        assert x.grad.shape == (2, 0), x.grad.shape
+        w = lucid.Tensor(np.zeros((5, 0)), requires_grad=True, device="{device}")
+        F.embedding(lucid.Tensor([1, 3, 1], device="{device}"), w).sum().backward()
+        assert w.grad.shape == (5, 0)
+        print("ok")
+    """)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pow_gradient_at_zero_to_the_zero_is_zero(device):
+    a = lucid.Tensor([0.0, 0.0, 2.0], requires_grad=True, device=device)
+    b = lucid.Tensor([0.0, 2.0, 3.0], requires_grad=True, device=device)
+    (a**b).sum().backward()
+    np.testing.assert_allclose(np.array(a.grad), [0.0, 0.0, 12.0])  # as PyTorch
+    np.testing.assert_allclose(np.array(b.grad), [0.0, 0.0, 8.0 * np.log(2.0)], rtol=1e-6)
+
+
+def _t(shape, device):
+    return lucid.Tensor(np.zeros(shape), requires_grad=True, device=device)
+
+
+def _ints(shape, device):
+    return lucid.Tensor(np.zeros(shape, dtype=np.int64), device=device)
+
+
+# name -> (build(device) -> (output, inputs whose gradient must come back), expected shape,
+#          expected values or None)
+EMPTY_CASES = {
+    "softmax over an empty axis": (
+        lambda d: (lambda x: (lucid.softmax(x, axis=-1), [x]))(_t((2, 0), d)), (2, 0), None),
+    "log_softmax over an empty axis": (
+        lambda d: (lambda x: (lucid.log_softmax(x, axis=-1), [x]))(_t((2, 0), d)), (2, 0), None),
+    "linear with 0 input features": (
+        lambda d: (lambda x, w, b: (lucid.linear(x, w, b), [x, w, b]))(
+            _t((4, 0), d), _t((3, 0), d), _t((3,), d)), (4, 3), np.zeros((4, 3))),
+    "attention with 0 features": (
+        lambda d: (lambda q: (lucid.nn.functional.scaled_dot_product_attention(q, q, q), [q]))(
+            _t((2, 3, 0), d)), (2, 3, 0), None),
+    "mean of nothing": (lambda d: (lambda x: (x.mean(), [x]))(_t((2, 0), d)), (), np.nan),
+    "argmax along a full axis of an empty tensor": (
+        lambda d: (lucid.argmax(_t((2, 0), d), axis=0), []), (0,), None),
+    "cross_entropy of no samples": (
+        lambda d: (lambda x: (lucid.nn.functional.cross_entropy(x, _ints((0,), d)), [x]))(
+            _t((0, 5), d)), (), np.nan),
+    "cross_entropy of no samples, summed": (
+        lambda d: (lambda x: (lucid.nn.functional.cross_entropy(x, _ints((0,), d),
+                                                                 reduction="sum"), [x]))(
+            _t((0, 5), d)), (), 0.0),
+    "binary_cross_entropy of nothing": (
+        lambda d: (lambda p: (lucid.nn.functional.binary_cross_entropy(
+            p, lucid.Tensor(np.zeros(0), device=d)), [p]))(_t((0,), d)), (), np.nan),
+    "unfold of an empty batch": (
+        lambda d: (lambda x: (lucid.unfold(x, 2), [x]))(_t((0, 1, 4, 4), d)), (0, 4, 9), None),
+    "gather of nothing": (
+        lambda d: (lambda x: (lucid.gather(x, 1, _ints((2, 0), d)), [x]))(_t((2, 3), d)),
+        (2, 0), None),
+    "sort of an empty axis": (
+        lambda d: (lambda x: (lucid.sort(x)[0], [x]))(_t((2, 0), d)), (2, 0), None),
+    "topk of nothing": (lambda d: (lambda x: (lucid.topk(x, 0)[0], [x]))(_t((2, 3), d)),
+                        (2, 0), None),
+    "fancy indexing with no indices": (
+        lambda d: (lambda x: (x[_ints((0,), d)], [x]))(_t((3, 2), d)), (0, 2), None),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(EMPTY_CASES))
+def test_empty_inputs_give_what_pytorch_gives(name, device):
+    """Empty tensors give the result PyTorch gives (empty, or NaN for a mean of nothing), and
+    backward returns finite gradients of the inputs' shapes."""
+    build, shape, values = EMPTY_CASES[name]
+    out, inputs = build(device)
+    assert out.shape == shape
+    if values is not None:
+        np.testing.assert_allclose(np.array(out.numpy(), dtype=np.float64), values)
+    if inputs:
+        out.sum().backward()
+        for x in inputs:
+            assert x.grad is not None and tuple(x.grad.shape) == x.shape
+            assert np.all(np.isfinite(np.array(x.grad)))
+
+
+@pytest.mark.parametrize("axis", [1.0, "1", True, [0, 1.5]])
+def test_an_axis_that_is_not_an_int_is_refused_by_name(axis):
+    x = lucid.Tensor(np.ones((2, 3)))
+    with pytest.raises(TypeError, match=r"sum: axis must be an int, got "):
+        lucid.sum(x, axis=axis)
+    assert lucid.sum(x, axis=np.int64(1)).shape == (2,)  # NumPy ints are ints
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_hooks_returning_the_wrong_thing_are_explained(device):
+    def as_list(g):
+        return g.tolist()
+
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True, device=device)
+    x.register_hook(as_list)
+    with pytest.raises(TypeError, match=r"hook 'as_list' returned list; a gradient hook returns "
+                                        r"a Tensor"):
+        (x * 2).sum().backward()
+    assert x.grad is None  # nothing half-delivered
+
+    other = "cpu" if device == "gpu" else "gpu"
+
+    def moved(g):
+        return g.to(other)
+
+    y = lucid.Tensor([1.0, 2.0], requires_grad=True, device=device)
+    y.register_hook(moved)
+    with pytest.raises(RuntimeError, match=rf"hook 'moved' returned a gradient on '{other}' for "
+                                           rf"a tensor on '{device}'"):
+        (y * 2).sum().backward()
