@@ -557,7 +557,7 @@ class Pow(Binary):
     operator = "**"
     wants_needs = True
     saves_output = True
-    bwd_cost = 6
+    bwd_cost = 9  # both gradients; backward_flops counts only the wanted ones
 
     def forward(self, xp, a, b):
         self.check(a, b)
@@ -575,6 +575,12 @@ class Pow(Binary):
             safe = xp.where(a == 0, 1, a)
             gb = g * self.y * xp.log(safe)
         return ga, gb
+
+    def backward_flops(self, out, a, b):
+        # dL/da: b - 1, the power, two multiplies and the b == 0 test (5 per element);
+        # dL/db: the a == 0 test, log and two multiplies (4); then the broadcast sums
+        per = 5 * self.needs[0] + 4 * self.needs[1]
+        return per * out.size + (out.size - a.size) + (out.size - b.size)
 
 
 class Maximum(Binary):
