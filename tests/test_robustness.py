@@ -145,3 +145,37 @@ def test_hooks_returning_the_wrong_thing_are_explained(device):
     with pytest.raises(RuntimeError, match=rf"hook 'moved' returned a gradient on '{other}' for "
                                            rf"a tensor on '{device}'"):
         (y * 2).sum().backward()
+
+
+def test_gpu_sums_are_exact_for_long_float32_runs():
+    # MLX alone adds float32 sequentially: 2e7 ones came to 16,777,216 (2^24)
+    ones = lucid.Tensor(np.ones(20_000_000, np.float32), device="gpu")
+    assert lucid.sum(ones).item() == 20_000_000.0
+    grid = lucid.Tensor(np.ones((4096, 8192), np.float32), device="gpu")
+    assert lucid.mean(grid).item() == 1.0  # was 0.5
+    assert lucid.var(grid).item() == 0.0
+    assert lucid.sum(grid, axis=1).numpy().tolist() == [8192.0] * 4096
+
+
+def test_gpu_sums_match_numpy_pairwise_accuracy():
+    for seed in range(3):
+        r = np.random.default_rng(seed).uniform(0, 1, 1_000_000).astype(np.float32)
+        ref = r.astype(np.float64).sum()
+        got = lucid.sum(lucid.Tensor(r, device="gpu")).item()
+        # within a few float32 steps of the exact sum, as NumPy's pairwise sum is (a
+        # sequential float32 sum of these million values is off by hundreds of steps)
+        assert abs(got - ref) <= 4 * np.spacing(np.float32(ref))
+
+
+@pytest.mark.slow
+def test_gpu_sum_past_two_to_the_31_elements():
+    # a broadcast view of 2^31 + 65,536 elements: MLX's own sum says 0.0
+    b = lucid.broadcast_to(lucid.Tensor(np.ones((1, 1), np.float32), device="gpu"),
+                           (65536, 32769))
+    assert lucid.sum(b).item() == 65536 * 32769
+
+
+def test_a_size_past_the_gpu_limit_is_an_error_naming_the_op():
+    one = lucid.Tensor(np.ones(1, np.float32), device="gpu")
+    with pytest.raises(OverflowError, match=r"broadcast_to: inputs \(1,\) on 'gpu': .*32-bit"):
+        lucid.broadcast_to(one, (2**31 + 5,))

@@ -41,6 +41,10 @@ class Backend:
         """``out = zeros(shape); out[index] += values`` with repeated indices accumulating."""
         raise NotImplementedError
 
+    def sum(self, array: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+        """The sum over ``axes``, accurate to the float rounding of a pairwise sum."""
+        return self.xp.sum(array, axis=axes, keepdims=keepdims)
+
     def copy(self, array: Any) -> Any:
         raise NotImplementedError
 

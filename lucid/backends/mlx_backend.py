@@ -67,6 +67,21 @@ class MLXBackend(Backend):
             return out
         return out.at[index].add(values)
 
+    def sum(self, array: mx.array, axes: tuple[int, ...], keepdims: bool) -> mx.array:
+        """MLX sums float32 sequentially: 2e7 ones add up to 16,777,216 (2^24, where adding 1
+        no longer changes a float32), and a sum over 2^31 or more elements (a broadcast view)
+        comes back 0.  So a long float reduction runs in blocks: each axis is summed in runs of
+        at most ``SUM_BLOCK`` elements, then the partial sums are summed the same way -- as
+        exact as NumPy's pairwise sum, and never one reduction over 2^31 elements.
+        """
+        if array.dtype not in self.float_dtypes or _count(array.shape, axes) <= SUM_BLOCK:
+            return mx.sum(array, axis=axes, keepdims=keepdims)
+        out = array
+        for ax in axes:
+            out = _blocked_sum(out, ax)  # keeps the axis (size 1), so the others keep their place
+        return out if keepdims else out.reshape(
+            tuple(s for i, s in enumerate(array.shape) if i not in axes))
+
     def copy(self, array: mx.array) -> mx.array:
         # MLX arrays are values, but ``a += 1`` updates every alias of the same object; a new
         # array object keeps two tensors' gradients independent.
@@ -80,6 +95,32 @@ class MLXBackend(Backend):
 
     def stop_gradient(self, array: mx.array) -> mx.array:
         return mx.stop_gradient(array)
+
+
+#: the longest run MLX sums sequentially (NumPy's pairwise sum works in blocks of 128 too)
+SUM_BLOCK = 128
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    n = 1
+    for ax in axes:
+        n *= shape[ax]
+    return n
+
+
+def _blocked_sum(x: mx.array, ax: int) -> mx.array:
+    """The sum of ``x`` over axis ``ax`` (kept, with size 1), in runs of SUM_BLOCK elements."""
+    while x.shape[ax] > SUM_BLOCK:
+        n = x.shape[ax]
+        k, rest = divmod(n, SUM_BLOCK)
+        lead = (slice(None),) * ax
+        head = x[lead + (slice(0, k * SUM_BLOCK),)]  # a view: a broadcast stays a broadcast
+        head = head.reshape(x.shape[:ax] + (k, SUM_BLOCK) + x.shape[ax + 1:])
+        parts = [mx.sum(head, axis=ax + 1)]  # (.., k, ..): one partial sum per run
+        if rest:
+            parts.append(mx.sum(x[lead + (slice(k * SUM_BLOCK, n),)], axis=ax, keepdims=True))
+        x = mx.concatenate(parts, axis=ax) if rest else parts[0]
+    return mx.sum(x, axis=ax, keepdims=True)
 
 
 def parse_mlx_indexing(index: Any) -> Any:

@@ -26,6 +26,8 @@ class NumpyBackend(Backend):
         np.add.at(out, index, values)
         return out
 
+    # sum: NumPy's own sum is already pairwise (the base class's)
+
     def copy(self, array: np.ndarray) -> np.ndarray:
         return array.copy()
 

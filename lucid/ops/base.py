@@ -352,13 +352,19 @@ def _pick_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, .
 def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     """``op.forward`` on the device's namespace and the inputs' arrays."""
     backend = BACKENDS[device]
-    if op.fallback and device != "cpu":
-        return fallback.forward(op, backend, [a.data for a in args])
-    if len(args) == 1:  # spelled out: the commonest calls skip building a list
-        return op.forward(backend.xp, args[0].data)
-    if len(args) == 2:
-        return op.forward(backend.xp, args[0].data, args[1].data)
-    return op.forward(backend.xp, *[a.data for a in args])
+    try:
+        if op.fallback and device != "cpu":
+            return fallback.forward(op, backend, [a.data for a in args])
+        if len(args) == 1:  # spelled out: the commonest calls skip building a list
+            return op.forward(backend.xp, args[0].data)
+        if len(args) == 2:
+            return op.forward(backend.xp, args[0].data, args[1].data)
+        return op.forward(backend.xp, *[a.data for a in args])
+    except OverflowError as exc:  # a size past what the array library can index
+        shapes = ", ".join(fmt(a.shape) for a in args)
+        raise op.error(f"inputs {shapes} on {device!r}: {exc} (the \"gpu\" device's sizes are "
+                       "32-bit integers: split the work into smaller pieces)"
+                       if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError) from None
 
 
 def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:

@@ -26,6 +26,7 @@ import typing
 
 import numpy as np
 
+from lucid.backends import backend_for
 from lucid.ops.base import Op, numel
 from lucid.shapes import fmt, normalize_axes, normalize_axis
 
@@ -91,7 +92,7 @@ class Sum(Reduce):
 
     def forward(self, xp, x):
         self.setup(x)
-        return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
+        return backend_for(xp).sum(x, self.axes, self.keepdims)  # (MLX's: in blocks)
 
     def backward(self, xp, g):
         return (self.spread(xp, g),)
@@ -110,7 +111,9 @@ class Mean(Reduce):
         self.setup(x)
         if self.n == 0:  # the mean of no elements is 0/0: NaN (MLX would say inf)
             return xp.sum(x, axis=self.axes, keepdims=self.keepdims) * math.nan
-        return xp.mean(x, axis=self.axes, keepdims=self.keepdims)
+        if x.dtype not in backend_for(xp).float_dtypes:
+            return xp.mean(x, axis=self.axes, keepdims=self.keepdims)  # ints: NumPy's dtype rule
+        return backend_for(xp).sum(x, self.axes, self.keepdims) / self.n
 
     def backward(self, xp, g):
         return (self.spread(xp, g * (1.0 / max(self.n, 1))),)  # n = 0: x is empty, so is dx
@@ -147,8 +150,9 @@ class Var(Reduce):
                 f" (n - ddof = {dof}). Use a smaller ddof or reduce over more elements.",
                 ValueError,
             )
-        self.d = x - xp.mean(x, axis=self.axes, keepdims=True)
-        return xp.sum(self.d * self.d, axis=self.axes, keepdims=self.keepdims) / dof
+        total = backend_for(xp).sum  # (MLX's: in blocks)
+        self.d = x - total(x, self.axes, True) / self.n
+        return total(self.d * self.d, self.axes, self.keepdims) / dof
 
     def backward(self, xp, g):
         scale = g * (2.0 / (self.n - self.ddof))
