@@ -98,10 +98,12 @@ def test_float32_gradcheck_on_both_devices(name, device):
 
 
 def test_gradcheck_on_gpu_float64_says_what_is_wrong():
+    """On "gpu" a Float64 tensor is stored as float32 (an MLX GPU) or stored in float64 but
+    computed with float32-accurate exp/log (MLX's CPU device): either way finite differences
+    at eps=1e-6 would be noise, and gradcheck says so instead of calling the gradient wrong."""
     t = lucid.Tensor(np.ones(3), dtype=lucid.Float64, device="gpu", requires_grad=True)
-    if t.data.dtype == np.float64:  # an MLX build that stores float64 on this device
-        assert lucid.autograd.gradcheck(lucid.exp, t)
-        return
-    with pytest.raises(ValueError, match=r"input 0 is a Float64 tensor on 'gpu', which MLX "
-                                         r"stores as float32 there.*Check on 'cpu'"):
+    with pytest.raises(ValueError, match=r"input 0 is a Float64 tensor on 'gpu', where MLX "
+                                         r"(stores it as float32|computes exp, log and the other "
+                                         r"functions only to float32 accuracy).*Check on 'cpu'"):
         lucid.autograd.gradcheck(lucid.exp, t)
+    assert lucid.autograd.gradcheck(lucid.exp, t, eps=1e-3, atol=1e-3, rtol=1e-2)

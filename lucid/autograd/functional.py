@@ -13,6 +13,7 @@ from lucid.autograd.mode import no_grad
 from lucid.backends import get_backend
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
+from lucid.types import Float64, to_numeric_type
 
 
 def _as_tuple(x: Any) -> tuple[Tensor, ...]:
@@ -67,21 +68,24 @@ class GradcheckError(AssertionError):
 
 
 def _check_precision(i: int, t: Tensor, eps: float) -> None:
-    """Finite differences with a small ``eps`` are noise unless the values are stored in
-    float64; a float32 input needs a coarse ``eps`` (and tolerances to match)."""
-    stored = t.data.dtype
-    if stored == np.float64 or eps >= 1e-4:
+    """Finite differences with a small ``eps`` need float64 values *and* float64 arithmetic:
+    anything coarser needs a coarse ``eps`` (and tolerances to match)."""
+    if eps >= 1e-4:
         return
-    name = t.dtype.name
-    if t.dtype.name == "Float64":  # reports Float64, stored narrower: MLX on a "gpu"
-        where = (f"is a Float64 tensor on {t.device!r}, which MLX stores as float32 there "
-                 "(see the README's dtype notes)")
+    stored = to_numeric_type(t.data.dtype)  # what holds the values (MLX or NumPy dtype)
+    if stored == Float64 and t.device == "cpu":
+        return
+    if t.device != "cpu" and t.dtype == Float64:
+        what = (f"is a Float64 tensor on {t.device!r}, where MLX "
+                + ("stores it as float32" if stored != Float64 else
+                   "computes exp, log and the other functions only to float32 accuracy")
+                + " (see the README's dtype table)")
     else:
-        where = f"has dtype {name}"
+        what = f"has dtype {t.dtype.name}"
     raise ValueError(
-        f"gradcheck: input {i} {where}; finite differences with eps={eps} need values stored "
-        "in float64. Check on 'cpu' with dtype=lucid.Float64, or pass eps=1e-3, atol=1e-3, "
-        "rtol=1e-2 for a coarser float32 check."
+        f"gradcheck: input {i} {what}; finite differences with eps={eps} need float64 values "
+        "and arithmetic. Check on 'cpu' with dtype=lucid.Float64, or pass eps=1e-3, "
+        "atol=1e-3, rtol=1e-2 for a coarser float32-level check."
     )
 
 
@@ -124,7 +128,8 @@ def gradcheck(
         return float(sum(np.sum(r.numpy() * w) for r, w in zip(res, weights)))
 
     analytic = grad(outs, [inputs[i] for i in checked],
-                    grad_outputs=[Tensor._wrap(w, o.device) for w, o in zip(weights, outs)],
+                    grad_outputs=[Tensor._wrap(get_backend(o.device).asarray(w, dtype=o.data.dtype),
+                                               o.device) for w, o in zip(weights, outs)],
                     allow_unused=True)
     for i, a in zip(checked, analytic):
         t = inputs[i]
