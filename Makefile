@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test bench lint clean
+.PHONY: lab test bench fuzz lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ test: $(STAMP)
 	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks notebooks/_build
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
+
+# The random-program suite of `make test` with a large example budget, for long runs.
+fuzz: $(STAMP)
+	LUCID_FUZZ_EXAMPLES=$${LUCID_FUZZ_EXAMPLES:-20000} $(BIN)/python -m pytest -q \
+		tests/test_fuzz_programs.py
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
