@@ -179,3 +179,67 @@ def test_a_size_past_the_gpu_limit_is_an_error_naming_the_op():
     one = lucid.Tensor(np.ones(1, np.float32), device="gpu")
     with pytest.raises(OverflowError, match=r"broadcast_to: inputs \(1,\) on 'gpu': .*32-bit"):
         lucid.broadcast_to(one, (2**31 + 5,))
+
+
+def test_grad_mode_and_flops_counting_are_per_thread():
+    """Thread A sits in no_grad() while thread B enables grad and runs backward; their exits
+    interleave.  Neither thread's mode leaks into the other or into the main thread."""
+    import threading
+
+    a_in, b_done, a_may_exit = threading.Event(), threading.Event(), threading.Event()
+    results = {}
+
+    def thread_a():
+        with lucid.no_grad():
+            a_in.set()
+            results["a_inside"] = lucid.grad_enabled()
+            a_may_exit.wait(5)
+        results["a_after"] = lucid.grad_enabled()
+
+    def thread_b():
+        a_in.wait(5)
+        with lucid.enable_grad():
+            x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+            (x * x).sum().backward()
+            results["b_grad"] = x.grad.tolist()
+            results["b_counting"] = lucid.flops_enabled()
+        b_done.set()
+
+    ta, tb = threading.Thread(target=thread_a), threading.Thread(target=thread_b)
+    ta.start()
+    tb.start()
+    b_done.wait(5)
+    a_may_exit.set()
+    ta.join(5)
+    tb.join(5)
+    assert results == {"a_inside": False, "a_after": True, "b_grad": [2.0, 4.0],
+                       "b_counting": False}
+    assert lucid.grad_enabled()
+
+    seen = {}
+    with lucid.count_flops():
+        t = threading.Thread(target=lambda: seen.update(counting=lucid.flops_enabled()))
+        t.start()
+        t.join(5)
+        assert lucid.flops_enabled()
+    assert seen == {"counting": False}
+
+
+def test_one_no_grad_object_entered_by_two_threads():
+    import threading
+
+    shared = lucid.no_grad()
+    barrier = threading.Barrier(2)
+    after = []
+
+    def worker():
+        with shared:
+            barrier.wait(5)
+        after.append(lucid.grad_enabled())
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    assert after == [True, True]

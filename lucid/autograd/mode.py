@@ -1,12 +1,14 @@
-"""Global switches read by the dispatcher on every op: grad mode and FLOPs counting.
+"""The switches the dispatcher reads on every op: grad mode and FLOPs counting.
 
-Both are plain attributes of one small object so that the hot path pays one attribute read
-each.  (They are process-wide, not thread-local: Lucid is a teaching engine run in one thread.)
+Both are attributes of one small object, ``MODE``, so the hot path pays one attribute read
+each.  They are *per thread*, as in PyTorch: ``no_grad()`` in one thread leaves another
+thread's backward pass alone.  Each thread starts with grad on and counting off.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -14,13 +16,14 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Mode:
-    __slots__ = ("grad", "flops", "tape")
+class _Mode(threading.local):
+    """One set of switches per thread (``__init__`` runs in each thread on first use)."""
 
     def __init__(self) -> None:
         self.grad = True  # record graphs for autograd
         self.flops = False  # record each op's FLOPs (and keep the graph even without grad)
         self.tape: list | None = None  # while counting FLOPs: every result, in execution order
+        self.saved: list[bool] = []  # grad modes to restore, innermost last
 
 
 MODE = _Mode()
@@ -36,14 +39,15 @@ class _GradMode:
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
-        self._prev: list[bool] = []
 
+    # The mode to restore is kept per thread (one manager object may be entered by several
+    # threads at once); ``with`` blocks nest within a thread, so a stack suffices.
     def __enter__(self) -> None:
-        self._prev.append(MODE.grad)
+        MODE.saved.append(MODE.grad)
         MODE.grad = self.enabled
 
     def __exit__(self, *exc: object) -> None:
-        MODE.grad = self._prev.pop()
+        MODE.grad = MODE.saved.pop()
 
     def __call__(self, fn: F) -> F:
         @functools.wraps(fn)
