@@ -3,7 +3,8 @@
 ``trace(y)`` walks ``y._prev`` down to the leaves and records, per node, what a class needs to
 see: the op, shape, logical dtype, device, forward and backward FLOPs, activation bytes, and the
 node's role (input, parameter, buffer, constant, intermediate, output).  ``trace(model, x)`` also
-runs the model and names parameters by their module path and each op by the layer it ran in.
+runs the model and names parameters by their module path and each op by the module call it ran
+in (read from the recorder of :func:`lucid.autograd.mode.record_ops`, never from hooks).
 
 Ids are positions in a deterministic walk (``n0`` is a leaf, the output comes last), never
 ``id()`` or memory addresses, so the same seeded run always gives the same picture.
@@ -21,7 +22,7 @@ from lucid.autograd.mode import record_ops
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.tensor import Tensor
 
-__all__ = ["Node", "Edge", "Graph", "trace"]
+__all__ = ["Node", "Edge", "Graph", "trace", "trace_model"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,8 @@ class Node:
     flops_bwd: int | None
     bytes: int  # size of the node's value
     name: str | None = None  # parameter/buffer path ("fc1.weight")
-    module: str | None = None  # the leaf module whose forward produced this node ("fc1")
+    module: str | None = None  # the innermost module call that made it ("layer1.0.conv1"),
+    # as the module recorder stamped the op; "" is the model's own forward, None: no model
 
     @property
     def is_leaf(self) -> bool:
@@ -122,45 +124,32 @@ def trace(target: Any, *inputs: Any) -> Graph:
     if isinstance(target, Tensor):
         if inputs:
             raise TypeError("trace(tensor) takes no inputs; use trace(model, *inputs)")
-        return _build(target, names={}, modules={})
-    model = target
+        return _build(target, names={})
+    graph, _ = trace_model(target, *inputs)
+    return graph
+
+
+def trace_model(model: Any, *inputs: Any) -> tuple[Graph, dict[str, str]]:
+    """``trace(model, *inputs)`` and the class name of every module path that ran ("" is the
+    model itself), from one recorded run (:func:`lucid.autograd.mode.record_ops`)."""
     if not callable(model):
-        raise TypeError(f"trace: expected a Tensor or a model, got {type(target).__name__}")
+        raise TypeError(f"trace: expected a Tensor or a model, got {type(model).__name__}")
     names: dict[int, tuple[str, str]] = {}
     for name, p in getattr(model, "named_parameters", lambda: [])():
         names[id(p)] = ("parameter", name)
     for name, b in getattr(model, "named_buffers", lambda: [])():
         names[id(b)] = ("buffer", name)
-    modules: dict[int, str] = {}
-    handles = []
-    spans: list[tuple[str, int, int]] = []
-    leaves = [(n, m) for n, m in model.named_modules() if not list(m.children())] if hasattr(
-        model, "named_modules") else []
-    starts: dict[int, list[int]] = {}
-    for path, module in leaves:
-        def pre(m, args):
-            starts.setdefault(id(m), []).append(len(tape))
-
-        def post(m, args, out, _path=path):
-            spans.append((_path, starts[id(m)].pop(), len(tape)))
-
-        handles.append(module.register_forward_pre_hook(pre))
-        handles.append(module.register_forward_hook(post))
-    try:
-        with record_ops() as tape:
-            out = model(*inputs)
-    finally:
-        for h in handles:
-            h.remove()
-    for path, start, stop in spans:
-        for t in tape[start:stop]:
-            modules.setdefault(id(t), path)
+    with record_ops() as rec:
+        out = model(*inputs)
     if not isinstance(out, Tensor):
         raise TypeError(f"trace: the model returned {type(out).__name__}, not a Tensor")
-    return _build(out, names=names, modules=modules)
+    types: dict[str, str] = {}
+    for call in rec.calls:
+        types.setdefault(call.path, type(call.module).__name__)
+    return _build(out, names=names), types
 
 
-def _build(root: Tensor, names: dict[int, tuple[str, str]], modules: dict[int, str]) -> Graph:
+def _build(root: Tensor, names: dict[int, tuple[str, str]]) -> Graph:
     tensors = _walk(root)
     ids = {id(t): f"n{i}" for i, t in enumerate(tensors)}
     nodes: list[Node] = []
@@ -197,7 +186,7 @@ def _build(root: Tensor, names: dict[int, tuple[str, str]], modules: dict[int, s
             flops_bwd=getattr(op, "flops_bwd", None) if op is not None else None,
             bytes=_nbytes(t),
             name=known[1] if known else None,
-            module=modules.get(id(t)),
+            module=getattr(op, "module", None) if op is not None else None,
         ))
         for k, parent in enumerate(t._prev):
             edges.append(Edge(ids[id(parent)], nid, k))

@@ -8,10 +8,10 @@
     loss
 
 The code runs in the notebook's namespace inside :func:`lucid.autograd.mode.record_ops`, so
-every op is counted and kept, in order, on a tape.  While it runs, ``lucid.nn.Module.__call__``
-is wrapped (and restored afterwards, whatever happens) so each op is credited to the module
-calls around it: a module's row is everything that ran inside its call, children included.
-Top-level modules are named by the notebook variable that holds them (``model``, ``loss_fn``).
+every op is counted and kept, in order, on the recorder's tape, and every module call is noted
+with the stretch of the tape it ran: a module's row is everything that ran inside its call,
+children included.  Top-level modules are named by the notebook variable that holds them
+(``model``, ``loss_fn``).  Nothing of ``lucid`` is patched or hooked to do this.
 
 Output: one summary line, then a per-op and a per-module table.  FLOPs follow Lucid's
 convention: MACs for matmul and convolution, one per output element for elementwise ops; the
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lucid.autograd.mode import record_ops
+from lucid.autograd.recorder import Recorder
 from lucid.tensor import Tensor
 
 __all__ = ["FlopsReport", "OpRow", "ModuleRow", "count_source", "load_ipython_extension"]
@@ -177,34 +178,14 @@ def count_source(source: str, namespace: dict[str, Any], *, backward: bool = Fal
     The last value is that of a final expression statement (None otherwise), as in a cell.
     ``filename`` names the code in tracebacks.
     """
-    from lucid.nn.module import Module  # late: lucid_viz reads nn only when counting modules
-
     tree = ast.parse(source)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    calls: list[list[Any]] = []  # [module, start, stop, parent call index or None]
-    stack: list[int] = []
-    original = Module.__call__
-
-    def counted_call(module: Any, *args: Any, **kwargs: Any) -> Any:
-        entry = [module, len(tape), None, stack[-1] if stack else None]
-        stack.append(len(calls))
-        calls.append(entry)
-        try:
-            return original(module, *args, **kwargs)
-        finally:
-            stack.pop()
-            entry[2] = len(tape)
-
-    Module.__call__ = counted_call
-    try:
-        with record_ops() as tape:
-            exec(compile(tree, filename, "exec"), namespace)
-            value = eval(compile(last, filename, "eval"), namespace) if last else None
-    finally:
-        Module.__call__ = original
-    report = _report(tape, calls, namespace, value, backward, depth)
+    with record_ops(root_name=lambda module: _variable_name(module, namespace)) as rec:
+        exec(compile(tree, filename, "exec"), namespace)
+        value = eval(compile(last, filename, "eval"), namespace) if last else None
+    report = _report(rec, value, backward, depth)
     return report, value
 
 
@@ -228,8 +209,8 @@ def _backward_set(tape: list[Tensor], value: Any) -> set[int] | None:
     return seen
 
 
-def _report(tape: list[Tensor], calls: list[list[Any]], namespace: dict[str, Any], value: Any,
-            backward: bool, depth: int | None) -> FlopsReport:
+def _report(rec: Recorder, value: Any, backward: bool, depth: int | None) -> FlopsReport:
+    tape = rec.ops
     reach = _backward_set(tape, value) if backward else None
     fwd: list[int] = []
     bwd: list[int] = []
@@ -251,16 +232,15 @@ def _report(tape: list[Tensor], calls: list[list[Any]], namespace: dict[str, Any
         row[2] += b
 
     modules: list[ModuleRow] = []
-    if calls:
-        paths = _call_paths(calls, namespace)
+    if rec.calls:
         rows: dict[str, list[Any]] = {}
         owned = [False] * len(tape)
-        for (module, start, stop, _), path in zip(calls, paths):
-            row = rows.setdefault(path, [type(module).__name__, 0, 0, 0])
+        for call in rec.calls:
+            row = rows.setdefault(call.path, [type(call.module).__name__, 0, 0, 0])
             row[1] += 1
-            row[2] += sum(fwd[start:stop])
-            row[3] += sum(bwd[start:stop])
-            for i in range(start, stop):
+            row[2] += sum(fwd[call.start:call.stop])
+            row[3] += sum(bwd[call.start:call.stop])
+            for i in range(call.start, call.stop):
                 owned[i] = True
         modules = [ModuleRow(p, k, c, f, b) for p, (k, c, f, b) in rows.items()]
         outside = [i for i, o in enumerate(owned) if not o]
@@ -273,29 +253,6 @@ def _report(tape: list[Tensor], calls: list[list[Any]], namespace: dict[str, Any
         ops=[OpRow(name, c, f, b) for name, (c, f, b) in ops.items()],
         modules=modules, uncounted=uncounted, depth=depth,
     )
-
-
-def _call_paths(calls: list[list[Any]], namespace: dict[str, Any]) -> list[str]:
-    """A dotted path per module call: the notebook variable, then ``named_modules`` names."""
-    paths: list[str] = []
-    roots: list[int] = []  # per call, the index of its outermost call
-    named: dict[int, dict[int, str]] = {}  # root call -> {id(module): name below the root}
-    for k, (module, _, _, parent) in enumerate(calls):
-        if parent is None:
-            roots.append(k)
-            paths.append(_variable_name(module, namespace))
-            continue
-        root = roots[parent]
-        roots.append(root)
-        below = named.get(root)
-        if below is None:
-            below = named[root] = {id(m): n for n, m in calls[root][0].named_modules()}
-        name = below.get(id(module))
-        if name:
-            paths.append(f"{paths[root]}.{name}")
-        else:  # not a registered submodule (made on the fly): name it by its class
-            paths.append(f"{paths[parent]}.{type(module).__name__}")
-    return paths
 
 
 def _variable_name(module: Any, namespace: dict[str, Any]) -> str:

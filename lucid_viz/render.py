@@ -29,11 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lucid.autograd.mode import MODE
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid_viz import graphviz_bin
-from lucid_viz.graph import Edge, Graph, Node, trace
+from lucid_viz.graph import Edge, Graph, Node, trace, trace_model
 
 __all__ = [
     "PALETTES",
@@ -78,45 +77,22 @@ class ModuleInfo:
 
 def trace_with_modules(model: Any, *inputs: Any, train: bool = False
                        ) -> tuple[Graph, ModuleInfo]:
-    """``trace(model, *inputs)`` plus the innermost module of every op (not just leaf layers).
+    """``trace(model, *inputs)`` plus the module path of every op and every module's class.
 
     Runs in eval mode unless ``train=True`` (a drawing shows inference, and BatchNorm refuses a
-    batch of one in training mode), restoring the model's mode afterwards.  Forward hooks on
-    every module note where each module's ops start and stop on the op tape that ``trace``
-    records (:func:`lucid.autograd.mode.record_ops`); inner modules finish first, so the first
-    module to claim an op is the innermost one.
+    batch of one in training mode), restoring the model's mode afterwards.  Each op node's
+    module is the innermost module call that made it, as the module recorder stamped it
+    (``Node.module``): the residual add of a ResNet block belongs to the block.
     """
-    named = list(model.named_modules()) if hasattr(model, "named_modules") else []
-    types = {path: type(m).__name__ for path, m in named}
-    starts: dict[str, list[int]] = defaultdict(list)
-    spans: list[tuple[str, int, int, list]] = []
-    handles = []
-    for path, module in named:
-        def pre(m: Any, args: Any, _path: str = path) -> None:
-            starts[_path].append(len(MODE.tape))
-
-        def post(m: Any, args: Any, out: Any, _path: str = path) -> None:
-            spans.append((_path, starts[_path].pop(), len(MODE.tape), MODE.tape))
-
-        handles.append(module.register_forward_pre_hook(pre))
-        handles.append(module.register_forward_hook(post))
     was_training = getattr(model, "training", False)
     if not train and hasattr(model, "eval"):
         model.eval()
     try:
-        graph = trace(model, *inputs)
+        graph, types = trace_model(model, *inputs)
     finally:
-        for h in handles:
-            h.remove()
         if hasattr(model, "train"):
             model.train(was_training)
-    ids = {id(graph.tensor(n.id)): n.id for n in graph.nodes}
-    scopes: dict[str, str] = {}
-    for path, start, stop, tape in spans:
-        for t in tape[start:stop]:
-            nid = ids.get(id(t))
-            if nid is not None:
-                scopes.setdefault(nid, path)
+    scopes = {n.id: n.module for n in graph.nodes if not n.is_leaf and n.module is not None}
     return graph, ModuleInfo(scopes, types)
 
 
@@ -137,43 +113,13 @@ def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     return a[:n]
 
 
-def _infer_op_scopes(graph: Graph, consumers: Mapping[str, list[str]],
-                     producers: Mapping[str, list[str]]) -> dict[str, str]:
-    """Module paths for op nodes from ``Node.module`` (the *leaf* layer) alone.
-
-    An op run in a container's own ``forward`` (the residual add of a ResNet block) has no leaf
-    layer; it goes in the innermost container shared by the layers that consume it (or, for
-    the output, by its first input), which is where the code that made it lives.
-    """
-    scopes: dict[str, str] = {}
-    container: dict[str, tuple[str, ...]] = {}  # the container a node's code ran in
-    for n in graph.nodes:
-        if not n.is_leaf and n.module is not None:
-            scopes[n.id] = n.module
-            container[n.id] = _parts(_parent(n.module))
-    for n in reversed(graph.nodes):  # each node after the nodes that consume it
-        if n.is_leaf or n.id in scopes:
-            continue
-        outs = [container[c] for c in consumers.get(n.id, ()) if c in container]
-        ins = [container[p] for p in producers.get(n.id, ()) if p in container]
-        if outs:
-            here = outs[0]
-            for c in outs[1:]:
-                here = _common(here, c)
-            if ins and not any(p[:len(here)] == here for p in ins):
-                here = _common(here, max(ins, key=len))
-        else:
-            here = ins[0] if ins else ()
-        scopes[n.id] = ".".join(here)
-        container[n.id] = here
-    return scopes
-
-
 def _node_scopes(graph: Graph, modules: ModuleInfo | None, consumers: Mapping[str, list[str]],
                  producers: Mapping[str, list[str]]) -> dict[str, str]:
     """The module path every node is drawn in ("" = top level)."""
-    ops = dict(modules.scopes) if modules is not None and modules.scopes else \
-        _infer_op_scopes(graph, consumers, producers)
+    if modules is not None and modules.scopes:
+        ops = dict(modules.scopes)
+    else:  # each op node carries the module call that made it (None: made outside a model)
+        ops = {n.id: n.module for n in graph.nodes if not n.is_leaf and n.module is not None}
     scopes: dict[str, str] = {}
     for n in graph.nodes:
         if n.role in ("parameter", "buffer") and n.name:

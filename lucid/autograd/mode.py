@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from lucid.autograd.recorder import Recorder
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -22,7 +24,7 @@ class _Mode(threading.local):
     def __init__(self) -> None:
         self.grad = True  # record graphs for autograd
         self.flops = False  # record each op's FLOPs (and keep the graph even without grad)
-        self.tape: list | None = None  # while counting FLOPs: every result, in execution order
+        self.recorder: Recorder | None = None  # the module recorder, while one is on
         self.saved: list[bool] = []  # grad modes to restore, innermost last
 
 
@@ -102,21 +104,21 @@ def count_flops() -> Iterator[None]:
 
 
 @contextmanager
-def record_ops() -> Iterator[list]:
-    """Count FLOPs and also collect every op result, in execution order, into a list.
+def record_ops(root_name: Callable[[Any], str] | None = None) -> Iterator[Recorder]:
+    """Count FLOPs and record every op and every module call: yields the
+    :class:`~lucid.autograd.recorder.Recorder` (``rec.ops``, ``rec.calls``; each op's
+    ``op.module`` is the path of the module call that made it).
 
-    Used by per-layer reports (``summarize``, the ``%lucid_flops`` magic): a forward
-    pre-hook notes the tape's length when a module starts, a forward hook when it ends, and
-    the ops in between are that module's.
+    Per-layer reports read it: ``summarize``, ``lucid_viz.trace``/``draw``, ``%lucid_flops``.
     """
-    prev_tape = MODE.tape
-    tape: list = []
-    MODE.tape = tape
+    prev = MODE.recorder
+    recorder = Recorder(root_name)
+    MODE.recorder = recorder
     try:
         with count_flops():
-            yield tape
+            yield recorder
     finally:
-        MODE.tape = prev_tape
+        MODE.recorder = prev
 
 
 def flops_enabled() -> bool:

@@ -1,9 +1,10 @@
 """``summarize(model, input_shape)``: a per-layer table of shapes, parameters and FLOPs.
 
-The model runs once on zeros inside :func:`lucid.autograd.mode.record_ops`; forward hooks on
-every leaf module (a module without children) note which ops ran inside it, so each op's FLOPs
-are credited to exactly one layer.  FLOPs are counted as the seed does: MACs for matmul and
-convolution, one per output element for elementwise ops (multiply by 2 for "2·MACs").
+The model runs once on zeros inside :func:`lucid.autograd.mode.record_ops`, whose recorder
+notes each module call and the ops it ran; each call of a leaf module (one without children)
+is a row, so each op's FLOPs are credited to exactly one layer.  FLOPs are counted as the seed
+does: MACs for matmul and convolution, one per output element for elementwise ops (multiply by
+2 for "2·MACs").
 """
 
 from __future__ import annotations
@@ -92,48 +93,34 @@ def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
     device = device or (first.device if first is not None else "cpu")
     x = zeros(*input_shape, dtype=dtype, device=device)
 
-    leaves = [(n, m) for n, m in model.named_modules() if not list(m.children())]
-    calls: list[list] = []  # one [name, module, start, input shape, stop, output shape] per call
-    open_calls: dict[int, list] = {}
-    handles = []
-    for name, module in leaves:
-        def pre(m, args, _name=name):
-            call = [_name, m, len(tape), _first_shape(args), None, None]
-            calls.append(call)
-            open_calls.setdefault(id(m), []).append(call)
-
-        def post(m, args, out):
-            call = open_calls[id(m)].pop()
-            call[4] = len(tape)
-            call[5] = _first_shape(out)
-
-        handles.append(module.register_forward_pre_hook(pre))
-        handles.append(module.register_forward_hook(post))
     was_training = model.training
     model.eval()
     try:
-        with no_grad(), record_ops() as tape:
+        with no_grad(), record_ops() as rec:
             model(x)
     finally:
         model.train(was_training)
-        for h in handles:
-            h.remove()
 
     summary = Summary(type(model).__name__)
     credited = 0
     shown: set[int] = set()
-    for name, module, start, in_shape, stop, out_shape in calls:  # in the order they ran
-        flops = sum(getattr(t._op, "flops", 0) for t in tape[start:stop])
+    leaves = {id(m) for _, m in model.named_modules() if not list(m.children())}
+    for call in rec.calls:  # in the order they ran; the leaf layers are the rows
+        module = call.module
+        if id(module) not in leaves:
+            continue
+        flops = sum(getattr(t._op, "flops", 0) for t in rec.ops[call.start:call.stop])
         credited += flops
         # a module called twice (one ReLU used at two places) shows its parameters once
         n_params = 0 if id(module) in shown else sum(
             p.size for p in module.parameters(recurse=False))
         shown.add(id(module))
-        summary.rows.append(LayerRow(name, type(module).__name__, in_shape, out_shape,
+        summary.rows.append(LayerRow(call.path, type(module).__name__,
+                                     _first_shape(call.inputs), _first_shape(call.output),
                                      n_params, flops))
     summary.total_params = sum(p.size for p in params)
     summary.trainable_params = sum(p.size for p in params if p.requires_grad)
-    summary.total_flops = sum(getattr(t._op, "flops", 0) for t in tape)
+    summary.total_flops = sum(getattr(t._op, "flops", 0) for t in rec.ops)
     summary.other_flops = summary.total_flops - credited
     if print_summary:
         print(summary)

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+from lucid.autograd.mode import MODE
 from lucid.backends import check_device
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.shapes import fmt
@@ -343,6 +344,19 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        recorder = MODE.recorder
+        if recorder is None:
+            return self._call(args, kwargs)
+        index = recorder.enter(self, args)  # a recorder notes which module makes each op
+        out = None
+        try:
+            out = self._call(args, kwargs)
+            return out
+        finally:
+            recorder.exit(index, out)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
+        """The forward pass between the forward pre-hooks and the forward hooks."""
         for hook in tuple(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:

@@ -434,8 +434,8 @@ def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     xs = [a.data for a in args]
     op.flops = op.forward_flops(out.data, *xs)
     op.flops_bwd = op.backward_flops(out.data, *xs) if out.requires_grad else 0
-    if MODE.tape is not None:
-        MODE.tape.append(out)
+    if MODE.recorder is not None:  # a module recorder is on: the op goes on its tape
+        MODE.recorder.record(out)
 
 
 # (op class, input dtypes) -> the dtype NumPy gives, learnt once by running the op with NumPy.

@@ -13,6 +13,8 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 import lucid  # noqa: E402
+from lucid.autograd.mode import MODE  # noqa: E402
+from lucid.autograd.recorder import Recorder  # noqa: E402
 from lucid.nn.module import Module  # noqa: E402
 from lucid_viz.magic import FlopsReport, _report, load_ipython_extension  # noqa: E402
 
@@ -175,17 +177,34 @@ def test_o_returns_a_report_with_a_stable_repr(shell):
 def test_uncounted_ops_are_listed_by_name():
     x = lucid.Tensor([1.0, 2.0], requires_grad=True)
     y = x * 3  # recorded for autograd, but not inside count_flops: no FLOPs on the op
-    report = _report([y], [], {}, None, backward=False, depth=None)
+    rec = Recorder()
+    rec.ops.append(y)
+    report = _report(rec, None, backward=False, depth=None)
     assert report.uncounted == ["Mul"]
     assert report.summary.endswith("; uncounted: Mul")
     assert repr(report).endswith("uncounted ops (no FLOPs recorded): Mul")
 
 
-def test_module_call_is_restored_even_when_the_cell_fails(shell):
+def test_the_magic_patches_nothing_and_stops_recording_when_the_cell_fails(shell):
     original = Module.__call__
     with pytest.raises(ZeroDivisionError):
         shell.run_cell_magic("lucid_flops", "", "model(x)\n1 / 0")
     assert Module.__call__ is original
+    assert MODE.recorder is None and not lucid.flops_enabled()
+
+
+def test_no_module_of_lucid_viz_replaces_a_method_of_lucid():
+    """lucid_viz reads the recorder; it never assigns to a lucid class or module."""
+    import pathlib
+
+    import lucid_viz
+
+    root = pathlib.Path(lucid_viz.__file__).parent
+    patch = re.compile(r"^\s*(Module|Tensor|lucid(\.\w+)*)\.\w+\s*=[^=]", re.M)
+    for path in root.glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        assert not patch.search(source), f"{path.name} assigns to a lucid attribute"
+        assert "setattr(" not in source, path.name
 
 
 def test_usage_errors(shell):

@@ -231,10 +231,11 @@ def test_resnet_depth_3_residual_add_and_shared_relu(resnet):
     # the residual add, written in BasicBlock.forward, is drawn inside the block's cluster
     block = dot[dot.index('subgraph "cluster_layer1.0"'):dot.index('subgraph "cluster_layer1.1"')]
     adds = [nid for nid, (label, _) in nodes(block).items() if label.startswith("Add\n")]
-    assert len(adds) == 1 and graph.node(adds[0]).module is None
+    # (the recorder stamps it with the innermost module call running: the block itself)
+    assert len(adds) == 1 and graph.node(adds[0]).module == "layer1.0"
 
 
-def test_module_paths_inferred_from_the_graph_alone_match_the_hooks(resnet):
+def test_module_paths_read_from_the_graph_alone_match_the_module_info(resnet):
     graph, info = resnet
     names_only = ModuleInfo(scopes={}, types=info.types)
     for depth in (1, 2, 3, None):
