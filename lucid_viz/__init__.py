@@ -5,8 +5,9 @@ It reads Lucid's graph (``Tensor._op`` / ``Tensor._prev``) and never changes it;
 into plain data (:mod:`lucid_viz.graph`), and every renderer reads that.
 
 * ``trace(y)`` / ``trace(model, x)`` -- the graph model;
-* ``draw(y)`` / ``draw(model, x, depth=1)`` -- the DAG as SVG (:mod:`lucid_viz.render`; the
-  Graphviz executable is found by :mod:`lucid_viz.graphviz_bin`);
+* ``draw(y)`` / ``draw(model, x, depth=1)`` -- the DAG as SVG (:mod:`lucid_viz.render`):
+  :mod:`lucid_viz.view` decides what is shown (clusters, collapsed modules, roll-ups),
+  :mod:`lucid_viz.dot` writes it as DOT, :mod:`lucid_viz.graphviz_bin` finds Graphviz;
 * ``step_backward(loss)`` -- the backward pass, one node per step (:mod:`lucid_viz.stepper`);
 * ``%load_ext lucid_viz`` -- ``%lucid_flops`` / ``%%lucid_flops`` (:mod:`lucid_viz.magic`);
 * ``plot_flops_per_layer``, ``plot_grad_norms`` + ``grad_norms``, ``plot_loss`` -- matplotlib
