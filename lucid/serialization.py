@@ -22,14 +22,24 @@ payloads included): the bytes written are the array's bytes.
 
 Every field of a file is checked before it is used: a truncated or crafted file raises
 ``ValueError`` saying what is wrong, never reads past its data or allocates from a bogus size.
+Caps keep a hostile file cheap to refuse: a header of at most ``MAX_HEADER_BYTES``, at most
+``MAX_ARRAYS`` arrays (counted before the header is parsed), integers of at most 20 digits and
+an object tree at most ``MAX_DEPTH`` levels deep.
+
+Saving is atomic: the file is written under a temporary name beside the target, flushed to
+disk and renamed over it, so a save that fails midway (disk full, an exception, a killed
+process) leaves the previous file exactly as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import os
 import struct
+import tempfile
 from typing import IO, Any
 
 import numpy as np
@@ -48,6 +58,11 @@ VERSION = "1"
 #: the largest header accepted (the same cap as safetensors): a bigger length field means a
 #: corrupt or hostile file, and reading it would allocate that much memory
 MAX_HEADER_BYTES = 100_000_000
+#: the most arrays a file may list (ResNet-50's state dict has about 320; a file of 200,000
+#: empty arrays would otherwise cost seconds and hundreds of MB to read)
+MAX_ARRAYS = 50_000
+#: the deepest the object tree may nest (a state dict is 2-3 levels deep)
+MAX_DEPTH = 100
 
 #: file dtype code <-> NumPy dtype (always little-endian in the file)
 DTYPES: dict[str, np.dtype] = {
@@ -105,8 +120,48 @@ def save(obj: Any, path: str | os.PathLike | IO[bytes]) -> None:
     if hasattr(path, "write"):
         path.write(blob)
     else:
-        with open(os.fspath(path), "wb") as f:
+        _write_atomically(os.fspath(path), blob)
+
+
+def _write_atomically(path: str, blob: bytes) -> None:
+    """Write ``blob`` to ``path`` so that a reader only ever sees the old file or the new one.
+
+    The bytes go to a temporary file beside ``path`` (same directory, so same file system),
+    are flushed to disk, and only then is the temporary file renamed over ``path`` -- a rename
+    is atomic.  If anything fails midway (disk full, an exception, a killed process) the old
+    file is untouched and the temporary file is removed (or, after a kill, left as
+    ``.<name>.*.tmp``, never under the real name).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                               dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
             f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _sync_directory(directory)
+
+
+def _sync_directory(directory: str) -> None:
+    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class _Encoder:
@@ -201,6 +256,11 @@ def load(path: str | os.PathLike | IO[bytes], device: str = "cpu") -> Any:
     negative, overlap, leave gaps or do not match ``shape x itemsize``, a broken tree.
     """
     check_device(device)
+    if isinstance(path, io.TextIOBase):
+        raise TypeError(
+            f"lucid.load: {getattr(path, 'name', 'the file')!r} is open in text mode; a Lucid "
+            "file is binary: open it in binary mode, open(path, 'rb'), or pass the path itself"
+        )
     if hasattr(path, "read"):
         raw = path.read()
         source = getattr(path, "name", "the file")
@@ -209,7 +269,10 @@ def load(path: str | os.PathLike | IO[bytes], device: str = "cpu") -> Any:
         with open(source, "rb") as f:
             raw = f.read()
     if not isinstance(raw, (bytes, bytearray)):
-        raise TypeError("lucid.load: the file must be opened in binary mode ('rb')")
+        raise TypeError(
+            f"lucid.load: reading {getattr(path, 'name', 'the file')!r} gave "
+            f"{type(raw).__name__}, not bytes; open the file in binary mode: open(path, 'rb')"
+        )
     return _Decoder(bytes(raw), str(source), device).run()
 
 
@@ -258,9 +321,15 @@ class _Decoder:
                 f"header length {n} is larger than the file ({len(raw)} bytes): truncated or "
                 "corrupt"
             )
+        entries = raw.count(b'"data_offsets"', 8, 8 + n)  # counted before any parsing
+        if entries > MAX_ARRAYS:
+            raise self.fail(
+                f"the header lists {entries} arrays, more than the cap of {MAX_ARRAYS}: not a "
+                "file Lucid writes (a model's state dict has hundreds), refused unread"
+            )
         try:
             text = raw[8:8 + n].decode("utf-8")
-            header = json.loads(text, parse_constant=_reject_constant)
+            header = _json(text, max_digits=20)  # sizes and offsets: 20 digits is 10^20
         except UnicodeDecodeError:
             raise self.fail("the header is not UTF-8 text") from None
         except (json.JSONDecodeError, _NonStandardJSON) as exc:
@@ -357,7 +426,7 @@ class _Decoder:
                 f"format version {metadata.get('version')!r}; this Lucid reads version {VERSION}"
             )
         try:
-            return json.loads(metadata["tree"], parse_constant=_reject_constant)
+            return _json(metadata["tree"], max_digits=4300)  # Python's own int-string limit
         except (json.JSONDecodeError, _NonStandardJSON) as exc:
             raise self.fail(f"the object tree is not valid JSON ({exc})") from None
         except RecursionError:
@@ -369,11 +438,14 @@ class _Decoder:
         return {"dict": [[name, {"tensor": name, "class": "Tensor", "requires_grad": False}]
                          for name in self.arrays]}
 
-    def _decode(self, node: Any) -> Any:
+    def _decode(self, node: Any, depth: int = 0) -> Any:
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
+        if depth > MAX_DEPTH:
+            raise self.fail(f"the object tree nests deeper than the cap of {MAX_DEPTH} levels")
+        depth += 1
         if isinstance(node, list):
-            return [self._decode(item) for item in node]
+            return [self._decode(item, depth) for item in node]
         if not isinstance(node, dict):
             raise self.fail(f"unexpected node in the object tree: {node!r:.80}")
         if "tensor" in node:
@@ -399,12 +471,12 @@ class _Decoder:
                                     "value]")
                 if pair[0] in out:
                     raise self.fail(f"duplicate dict key {pair[0]!r}")
-                out[pair[0]] = self._decode(pair[1])
+                out[pair[0]] = self._decode(pair[1], depth)
             return out
         if tag == "tuple":
             if not isinstance(body, list):
                 raise self.fail("a tuple node must hold a list")
-            return tuple(self._decode(item) for item in body)
+            return tuple(self._decode(item, depth) for item in body)
         if tag == "float":
             if body not in ("nan", "inf", "-inf"):
                 raise self.fail(f"bad float node {body!r}")
@@ -438,6 +510,18 @@ class _Decoder:
 
 class _NonStandardJSON(ValueError):
     pass
+
+
+def _json(text: str, max_digits: int) -> Any:
+    """JSON as a Lucid file may hold it: no NaN/Infinity, no integer over ``max_digits``."""
+
+    def parse_int(digits: str) -> int:
+        n = len(digits.lstrip("-"))
+        if n > max_digits:
+            raise _NonStandardJSON(f"an integer of {n} digits, more than {max_digits}")
+        return int(digits)
+
+    return json.loads(text, parse_constant=_reject_constant, parse_int=parse_int)
 
 
 def _reject_constant(name: str) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import os
 import pathlib
 import re
 import struct
@@ -392,3 +393,108 @@ def test_save_and_load_are_lucid_top_level_functions():
 def test_file_dtype_table_is_the_documented_one():
     assert set(DTYPES) == {"BOOL", "U8", "U16", "U32", "U64", "I8", "I16", "I32", "I64", "F16",
                            "F32", "F64", "C64", "C128"}
+
+
+# -- nothing lost: atomic saves ----------------------------------------------------------------
+
+
+def _state(value: float) -> dict:
+    return {"w": lucid.Tensor(np.full((64, 64), value, np.float32)), "step": int(value)}
+
+
+def test_a_save_that_fails_midway_leaves_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "model.lucid"
+    lucid.save(_state(1.0), path)
+
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        lucid.save(_state(2.0), path)
+    monkeypatch.undo()
+    old = lucid.load(path)
+    assert old["step"] == 1 and np.all(old["w"].numpy() == 1.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.lucid"]  # no temp file left
+
+
+def test_a_process_killed_while_saving_leaves_the_old_file(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "model.lucid"
+    lucid.save(_state(1.0), path)
+    marker = tmp_path / "writing"
+    child = subprocess.Popen([sys.executable, "-c", f"""
+import os, time, numpy as np, lucid
+def stall(fd):  # the new bytes are written, not yet renamed into place: die here
+    open({str(marker)!r}, "w").close()
+    time.sleep(60)
+os.fsync = stall
+lucid.save({{"w": lucid.Tensor(np.full((512, 512), 2.0, np.float32)), "step": 2}}, {str(path)!r})
+"""])
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None, "the saving process ended early"
+            assert time.monotonic() < deadline, "the saving process never got to write"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    old = lucid.load(path)
+    assert old["step"] == 1 and old["w"].shape == (64, 64)
+
+
+# -- crafted files refused cheaply, with errors that say what is wrong --------------------------
+
+
+def _file(header: bytes, data: bytes = b"") -> bytes:
+    header += b" " * (-len(header) % 8)
+    return struct.pack("<Q", len(header)) + header + data
+
+
+def test_load_from_a_text_mode_file_says_open_it_in_binary(tmp_path):
+    path = tmp_path / "model.lucid"
+    lucid.save(_state(1.0), path)
+    with open(path) as f:  # text mode
+        with pytest.raises(TypeError, match=r"lucid.load: .*model.lucid' is open in text mode.*"
+                                            r"open\(path, 'rb'\)"):
+            lucid.load(f)
+
+
+def test_a_header_with_a_huge_integer_is_refused(tmp_path):
+    path = tmp_path / "big.lucid"
+    digits = "9" * 5000
+    path.write_bytes(_file(
+        f'{{"a":{{"dtype":"F32","shape":[{digits}],"data_offsets":[0,4]}}}}'.encode()))
+    with pytest.raises(ValueError, match=r"lucid.load: .*not valid JSON \(an integer of 5000 "
+                                         r"digits, more than 20\)"):
+        lucid.load(path)
+
+
+def test_a_file_listing_too_many_arrays_is_refused_fast(tmp_path):
+    import time
+
+    entries = ",".join(f'"a{i}":{{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}'
+                       for i in range(200_000))
+    path = tmp_path / "many.lucid"
+    path.write_bytes(_file(("{" + entries + "}").encode()))
+    assert path.stat().st_size > 10_000_000
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"lists 200000 arrays, more than the cap of 50000"):
+        lucid.load(path)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_a_deeply_nested_tree_is_refused(tmp_path):
+    tree = "[" * 500 + "]" * 500
+    meta = json.dumps({"__metadata__": {"format": "lucid", "version": "1", "tree": tree}})
+    path = tmp_path / "deep.lucid"
+    path.write_bytes(_file(meta.encode()))
+    with pytest.raises(ValueError, match=r"nests deeper than the cap of 100 levels"):
+        lucid.load(path)
