@@ -256,3 +256,33 @@ def test_plateau_rejects_nan_metric_and_base_class_needs_lr_at():
         sched.step(float("nan"))
     with pytest.raises(NotImplementedError, match="lr_at"):
         LRScheduler(Adam([Parameter(np.ones(1))]))
+
+
+@pytest.mark.parametrize("name", list(CLOSED_FORMS))
+def test_resuming_from_state_dicts_continues_the_same_schedule(name):
+    """Save optimizer + scheduler after 4 epochs, build fresh ones, load both: the learning
+    rates go on exactly as an uninterrupted run's (PyTorch's resume; StepLR(3, 0.5) from 0.1
+    resumes at 0.05, not 0.1)."""
+    make, _ = CLOSED_FORMS[name]
+    whole = make(_opt(0.1, 0.03))
+    expected = _trace(whole, 10)
+
+    first = make(_opt(0.1, 0.03))
+    _trace(first, 4)
+    opt2 = _opt(0.1, 0.03)
+    opt2.load_state_dict(first.optimizer.state_dict())
+    second = make(opt2)
+    second.load_state_dict(first.state_dict())
+    np.testing.assert_allclose(_trace(second, 6), expected[4:], rtol=1e-12)
+
+
+def test_resume_of_step_lr_from_the_issue():
+    opt = SGD([Parameter(np.ones(2))], lr=0.1)
+    s = StepLR(opt, 3, 0.5)
+    for _ in range(4):
+        s.step()
+    opt2 = SGD([Parameter(np.ones(2))], lr=0.1)
+    opt2.load_state_dict(opt.state_dict())
+    s2 = StepLR(opt2, 3, 0.5)
+    s2.load_state_dict(s.state_dict())
+    assert opt2.param_groups[0]["lr"] == pytest.approx(0.05)

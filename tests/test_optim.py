@@ -674,3 +674,62 @@ def test_sgd_promotes_a_hand_set_gradient_of_another_dtype():
     assert p.data.dtype == np.float64
     np.testing.assert_array_equal(p.data, expected)
     assert p.data[0] < 1.0  # 1 - 1e-10 survives in float64 (in float32 it would round to 1)
+
+
+# -- all or nothing ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,ref,kw", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_a_failed_step_changes_no_parameter_and_no_state(name, ref, kw):
+    a = Parameter(np.array([1.0, 2.0, 3.0]))
+    b = Parameter(np.array([[1.0, -1.0], [0.5, 2.0]]))
+    opt = getattr(optim, name)([a, b], **kw)
+    a.grad, b.grad = np.full(3, 0.5), np.full((2, 2), 0.25)
+    opt.step()  # one good step, so there is state to protect
+    before = (a.numpy().copy(), b.numpy().copy(), a._version, b._version)
+    saved = opt.state_dict()
+    a.grad, b.grad = np.full(3, 0.5), np.ones(3)  # b's gradient has the wrong shape
+    with pytest.raises(RuntimeError, match=r"a parameter of shape \(2,2\) on 'cpu' has a "
+                                           r"gradient of shape \(3,\).*No parameter was changed"):
+        opt.step()
+    np.testing.assert_array_equal(a.numpy(), before[0])
+    np.testing.assert_array_equal(b.numpy(), before[1])
+    assert (a._version, b._version) == before[2:]
+    after = opt.state_dict()
+    assert after["param_groups"] == saved["param_groups"]
+    for idx, entry in saved["state"].items():
+        for key, value in entry.items():
+            np.testing.assert_array_equal(after["state"][idx][key], value)
+
+
+def test_a_rule_that_raises_midway_commits_nothing():
+    class Flaky(optim.SGD):
+        calls = 0
+
+        def update(self, xp, param, grad, state, group):
+            Flaky.calls += 1
+            if Flaky.calls == 2:
+                raise FloatingPointError("the second parameter's rule failed")
+            return super().update(xp, param, grad, state, group)
+
+    a, b = Parameter(np.ones(2)), Parameter(np.ones(2))
+    opt = Flaky([a, b], lr=0.1, momentum=0.9)
+    a.grad, b.grad = np.ones(2), np.ones(2)
+    with pytest.raises(FloatingPointError):
+        opt.step()
+    np.testing.assert_array_equal(a.numpy(), np.ones(2))
+    assert opt.state_dict()["state"] == {}
+
+
+def test_loading_another_optimizers_state_dict_is_refused_unchanged():
+    a = Parameter(np.ones(3))
+    sgd = optim.SGD([a], lr=0.1, momentum=0.9)
+    a.grad = np.ones(3)
+    sgd.step()
+    adam = optim.Adam([a], lr=0.01)
+    before = adam.state_dict()
+    with pytest.raises(ValueError, match=r"Adam.load_state_dict: param group 0 of the state "
+                                         r"dict has the hyperparameters .*momentum.* but not "
+                                         r"amsgrad, betas, eps.*another kind of optimizer"):
+        adam.load_state_dict(sgd.state_dict())
+    assert adam.state_dict() == before

@@ -139,7 +139,18 @@ class LRScheduler:
         if unknown:
             raise ValueError(f"{type(self).__name__}.load_state_dict: unexpected key(s) "
                              f"{unknown}")
+        last = state_dict.get("_last_lr")
+        groups = self.optimizer.param_groups
+        if last is not None and (not isinstance(last, (list, tuple)) or len(last) != len(groups)):
+            raise ValueError(
+                f"{type(self).__name__}.load_state_dict: the state dict has learning rates for "
+                f"{len(last) if isinstance(last, (list, tuple)) else '?'} param group(s), the "
+                f"optimizer has {len(groups)}"
+            )
         self.__dict__.update(state_dict)
+        if last:  # resume at the rate the saved scheduler had set (constructing this one set
+            for group, lr in zip(groups, last):  # epoch 0's), as PyTorch resumes
+                group["lr"] = lr
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self.get_last_lr()})"

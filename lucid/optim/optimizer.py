@@ -192,40 +192,51 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Move every parameter that has a gradient by the optimizer's rule.
 
-        ``closure`` (optional) re-evaluates the model and returns the loss; it runs first, with
-        gradients enabled, and its loss is returned.
+        All or nothing: every gradient is checked and every new value computed before any
+        parameter or state changes, so a step that raises leaves the model and the optimizer
+        exactly as they were.  ``closure`` (optional) re-evaluates the model and returns the
+        loss; it runs first, with gradients enabled, and its loss is returned.
         """
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        on_gpu: list[Any] = []
         with no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    self._step_one(p, group, on_gpu)
+            todo = [(p, group) for group in self.param_groups for p in group["params"]
+                    if p.grad is not None]
+            for p, _ in todo:  # 1. every gradient fits its parameter
+                self._check_gradient(p)
+            moves = [self._new_value(p, group) for p, group in todo]  # 2. nothing changes yet
+        on_gpu: list[Any] = []
+        for (p, _), (new, state) in zip(todo, moves):  # 3. commit them all
+            p.data = new
+            p._version += 1
+            self.state[p] = state
+            if p.device != "cpu":
+                array_type = get_backend(p.device).array_type
+                on_gpu.append(p)
+                on_gpu.extend(v for v in state.values() if isinstance(v, array_type))
         if on_gpu:
             evaluate(*on_gpu)  # compute the new values now: MLX's graph stops at each step
         return loss
 
-    def _step_one(self, p: Tensor, group: dict[str, Any], on_gpu: list[Any]) -> None:
-        backend = get_backend(p.device)
+    def _check_gradient(self, p: Tensor) -> None:
         grad = p.grad
-        if not isinstance(grad, backend.array_type) or tuple(grad.shape) != p.shape:
+        if not isinstance(grad, get_backend(p.device).array_type) or tuple(grad.shape) != p.shape:
             raise RuntimeError(
                 f"{type(self).__name__}.step: a parameter of shape {fmt(p.shape)} on "
                 f"{p.device!r} has a gradient of shape {fmt(tuple(grad.shape))} "
                 f"({type(grad).__module__}.{type(grad).__name__}); gradients must match their "
-                "parameter's shape and device"
+                "parameter's shape and device. No parameter was changed."
             )
-        state = self.state.get(p)
-        if state is None:
-            state = self.state[p] = {}
-        else:
-            _state_to_device(state, backend, p)  # the model may have moved since last step
-        new = self.update(backend.xp, p.data, grad, state, group)
+
+    def _new_value(self, p: Tensor, group: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """The parameter's new value and new state, computed on a copy of its state (the
+        rules replace state arrays rather than write into them), so nothing is committed."""
+        backend = get_backend(p.device)
+        state = dict(self.state.get(p, {}))
+        _state_to_device(state, backend, p)  # the model may have moved since the last step
+        new = self.update(backend.xp, p.data, p.grad, state, group)
         if tuple(new.shape) != p.shape:
             raise RuntimeError(
                 f"{type(self).__name__}.update returned shape {fmt(tuple(new.shape))} for a "
@@ -233,11 +244,7 @@ class Optimizer:
             )
         if new.dtype != p.data.dtype:
             new = new.astype(p.data.dtype)
-        p.data = new
-        p._version += 1
-        if p.device != "cpu":
-            on_gpu.append(p)
-            on_gpu.extend(v for v in state.values() if isinstance(v, backend.array_type))
+        return new, state
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
@@ -294,6 +301,17 @@ class Optimizer:
                 f"{name}.load_state_dict: the state dict has {n} param group(s), this "
                 f"optimizer has {len(self.param_groups)}"
             )
+        for i, saved in enumerate(saved_groups):
+            missing = set(self.defaults) - set(saved) if isinstance(saved, dict) else set()
+            if missing:
+                given = sorted(set(saved) - {"params"})
+                raise ValueError(
+                    f"{name}.load_state_dict: param group {i} of the state dict has the "
+                    f"hyperparameters {', '.join(given)} but not {', '.join(sorted(missing))}, "
+                    f"which {name} needs: it was saved by another kind of optimizer. Load it "
+                    f"into the optimizer that saved it, or start a fresh {name}. Nothing was "
+                    "changed."
+                )
         by_index: dict[int, Tensor] = {}
         new_groups = []
         for i, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
