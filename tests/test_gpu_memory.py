@@ -131,3 +131,33 @@ def test_gpu_training_loop_keeps_flat_memory(make_optimizer):
     assert np.isfinite(last)
     # 32 examples with random labels: 1,000 steps fit them almost exactly (ln 10 = 2.3 -> ~0)
     assert last < 0.25 * first, f"the loss did not fall: {first:.4f} -> {last:.4f}"
+
+
+def test_gpu_training_with_batchnorm_keeps_flat_memory():
+    """BatchNorm updates its running statistics during every training forward pass; on "gpu"
+    those updates must be computed, not chained lazily step after step."""
+    rng = np.random.default_rng(1)
+    # 2,048 features: left lazy, each step would keep about 50 KB of statistics alive
+    model = lucid.nn.Sequential(lucid.nn.Linear(64, 2048), lucid.nn.BatchNorm1d(2048),
+                                lucid.nn.ReLU(), lucid.nn.Linear(2048, 10)).to("gpu")
+    optimizer = lucid.optim.SGD(model.parameters(), lr=0.05)
+    x = lucid.Tensor(rng.standard_normal((32, 64)).astype(np.float32), device="gpu")
+    labels = lucid.Tensor(rng.integers(0, 10, 32), device="gpu")
+    bn = model[1]
+    rss = {}
+    for step in range(1, STEPS + 1):
+        loss = lucid.nn.functional.cross_entropy(model(x), labels)
+        optimizer.zero_grad()
+        loss.eval()
+        loss.backward()
+        optimizer.step()
+        if step == WARMUP:
+            _release_free_heap()
+        if step in (WARMUP, STEPS):
+            rss[step] = _rss_mib()
+    growth = rss[STEPS] - rss[WARMUP]
+    assert growth < MAX_GROWTH_MIB, (
+        f"resident memory grew by {growth:.1f} MiB from step {WARMUP} to {STEPS}: the running "
+        "statistics are outliving the steps as lazy MLX graphs"
+    )
+    assert np.all(np.isfinite(bn.running_mean.numpy())) and bn.running_var.numpy().min() > 0

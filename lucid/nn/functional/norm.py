@@ -22,7 +22,7 @@ from typing import Any
 
 from lucid.autograd.mode import no_grad
 from lucid.ops import mean as _mean
-from lucid.ops import sqrt
+from lucid.ops import evaluate, sqrt
 from lucid.ops import var as _var
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
@@ -51,9 +51,15 @@ def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor
 
 
 def _store(buffer: Tensor, value: Tensor) -> None:
-    """Overwrite ``buffer``'s values in place (keeping its dtype) and bump its version."""
+    """Overwrite ``buffer``'s values in place (keeping its dtype) and bump its version.
+
+    The new values are computed now: on "gpu" MLX would otherwise keep each update as a lazy
+    expression of the previous one, and the running statistics would hold a graph that grows
+    with every training step (and memory with it).
+    """
     buffer.data = value.astype(buffer.dtype).data
     buffer._version += 1
+    evaluate(buffer)
 
 
 def _check_vector(fn: str, name: str, value: Any, n: int) -> None:
