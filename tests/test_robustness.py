@@ -93,6 +93,15 @@ EMPTY_CASES = {
         lambda d: (lambda x: (lucid.sort(x)[0], [x]))(_t((2, 0), d)), (2, 0), None),
     "topk of nothing": (lambda d: (lambda x: (lucid.topk(x, 0)[0], [x]))(_t((2, 3), d)),
                         (2, 0), None),
+    "layer_norm over 0 features": (
+        lambda d: (lambda x: (lucid.nn.functional.layer_norm(x, (0,)), [x]))(_t((2, 0), d)),
+        (2, 0), None),
+    "group_norm of 0 channels": (
+        lambda d: (lambda x: (lucid.nn.functional.group_norm(x, 1), [x]))(_t((2, 0, 3), d)),
+        (2, 0, 3), None),
+    "batch_norm of 0 features": (
+        lambda d: (lambda x: (lucid.nn.functional.batch_norm(x, None, None, training=True),
+                              [x]))(_t((4, 0), d)), (4, 0), None),
     "fancy indexing with no indices": (
         lambda d: (lambda x: (x[_ints((0,), d)], [x]))(_t((3, 2), d)), (0, 2), None),
 }

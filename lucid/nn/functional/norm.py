@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from lucid.autograd.mode import no_grad
-from lucid.ops import mean as _mean
 from lucid.ops import evaluate, sqrt
+from lucid.ops import mean as _mean
+from lucid.ops import sum as _sum
 from lucid.ops import var as _var
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
@@ -32,6 +33,9 @@ __all__ = ["batch_norm", "layer_norm", "group_norm"]
 
 def _normalize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
     """(x - mean) / sqrt(var + eps) over ``axes``; also returns the mean and variance."""
+    if x.size == 0:  # no values to normalise: an empty result, as PyTorch gives
+        nothing = _sum(x, axis=axes, keepdims=True)
+        return x * 1.0, nothing, nothing
     mu = _mean(x, axis=axes, keepdims=True)
     var = _var(x, axis=axes, keepdims=True)
     return (x - mu) / sqrt(var + eps), mu, var
@@ -101,6 +105,8 @@ def batch_norm(
         _check_vector(fn, name, value, n_ch)
     shape = _channel_shape(x)
     if training:
+        if n_ch == 0:  # no channels: nothing to normalise and no statistics to update
+            return x * 1.0
         n = x.size // n_ch
         if n <= 1:
             raise ValueError(
@@ -178,6 +184,7 @@ def group_norm(
         )
     for name, value in (("weight", weight), ("bias", bias)):
         _check_vector("group_norm", name, value, n_ch)
-    grouped = x.reshape(n, num_groups, -1)
+    per_group = x.size // (n * num_groups) if n else 0  # named: -1 cannot be inferred for 0
+    grouped = x.reshape(n, num_groups, per_group)
     y, _, _ = _normalize(grouped, (2,), eps)
     return _affine(y.reshape(x.shape), weight, bias, _channel_shape(x))
