@@ -268,6 +268,11 @@ class _AlongAxis(Op):
         self.ax = axis
         return axis
 
+    def empty(self, xp: Any, x: Any) -> Any:
+        """An empty input: nothing to normalise (and a max over no elements has no value)."""
+        self.y = xp.zeros(x.shape, dtype=x.dtype)
+        return self.y
+
     @staticmethod
     def rows(out: Any, ax: int) -> int:
         """m: how many independent rows the axis splits the tensor into."""
@@ -290,9 +295,8 @@ class Softmax(_AlongAxis):
 
     def forward(self, xp, x):
         ax = self.setup(x)
-        if x.size == 0:  # nothing to normalise (and a max over no elements has no value)
-            self.y = xp.zeros(x.shape, dtype=x.dtype)
-            return self.y
+        if x.size == 0:
+            return self.empty(xp, x)
         e = xp.exp(x - xp.max(x, axis=ax, keepdims=True))
         self.y = e / xp.sum(e, axis=ax, keepdims=True)
         return self.y
@@ -324,9 +328,8 @@ class LogSoftmax(_AlongAxis):
 
     def forward(self, xp, x):
         ax = self.setup(x)
-        if x.size == 0:  # nothing to normalise (and a max over no elements has no value)
-            self.y = xp.zeros(x.shape, dtype=x.dtype)
-            return self.y
+        if x.size == 0:
+            return self.empty(xp, x)
         z = x - xp.max(x, axis=ax, keepdims=True)
         self.y = z - xp.log(xp.sum(xp.exp(z), axis=ax, keepdims=True))
         return self.y
