@@ -287,7 +287,7 @@ def _parse(line: str, cell_mode: bool) -> tuple[dict[str, Any], str]:
                 raise UsageError(f"lucid_flops: --depth needs a whole number, got {value!r}. "
                                  f"Usage: {_USAGE}")
             opts["depth"] = int(value)
-        elif cell_mode:
+        elif cell_mode or token.startswith("--"):  # (a line's code never starts with --)
             raise UsageError(f"lucid_flops: unknown option {token!r}. Usage: {_USAGE}")
         else:
             break

@@ -252,3 +252,28 @@ def test_one_no_grad_object_entered_by_two_threads():
     for t in threads:
         t.join(5)
     assert after == [True, True]
+
+
+def test_the_gpu_warning_points_at_the_users_line(tmp_path):
+    script = tmp_path / "cell.py"
+    script.write_text(textwrap.dedent("""
+        import warnings
+        warnings.simplefilter("always")
+        import numpy as np, lucid
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = lucid.Tensor(np.ones(3), device="gpu")  # line 7
+        import lucid.backends
+        if lucid.gpu_status() == "mlx-cpu":
+            assert caught, "no warning"
+            w = caught[0]
+            print(w.filename, w.lineno)
+        else:
+            print("no-warning-expected")
+    """))
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout.strip()
+    if out != "no-warning-expected":
+        assert out == f"{script} 7"

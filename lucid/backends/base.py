@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from typing import Any
+
+_LUCID_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` pointing at the first line outside Lucid: the user's own code (a
+    notebook cell), not the internal line that noticed the problem."""
+    level, frame = 2, sys._getframe(1)  # level 2: the caller of this function
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_LUCID_DIR):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def host_index_error(where: str, position: int | None = None) -> TypeError:

@@ -7,12 +7,11 @@ in and out, warning once per op so nobody mistakes the round trip for a GPU kern
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from lucid.backends.base import Backend
+from lucid.backends.base import Backend, warn_user
 
 _WARNED: set[str] = set()
 
@@ -25,11 +24,10 @@ def _warn_once(op: Any, device: str) -> None:
     name = type(op).__name__
     if name not in _WARNED:
         _WARNED.add(name)
-        warnings.warn(
+        warn_user(
             f"{op.name}: no {device!r} kernel; computed on the CPU with NumPy and moved back "
             "(correct, but it pays two copies)",
-            FallbackWarning,
-            stacklevel=4,
+            FallbackWarning
         )
 
 

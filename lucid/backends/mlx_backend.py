@@ -12,13 +12,12 @@ call so that a training loop's MLX graph never grows from one step to the next.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import mlx.core as mx
 import numpy as np
 
-from lucid.backends.base import Backend, host_index_error
+from lucid.backends.base import Backend, host_index_error, warn_user
 
 
 class GPUNotAvailableWarning(UserWarning):
@@ -40,11 +39,10 @@ class MLXBackend(Backend):
 
     def __init__(self) -> None:
         if not has_gpu():
-            warnings.warn(
+            warn_user(
                 "MLX has no GPU here; gpu tensors run on MLX's CPU device (the MLX code path, "
                 "its dtypes and its laziness are the real ones, only slower).",
-                GPUNotAvailableWarning,
-                stacklevel=4,
+                GPUNotAvailableWarning
             )
 
     def asarray(self, data: Any, dtype: Any = None) -> mx.array:

@@ -210,6 +210,8 @@ def test_no_module_of_lucid_viz_replaces_a_method_of_lucid():
 def test_usage_errors(shell):
     with pytest.raises(UsageError, match="unknown option '--bogus'"):
         shell.run_cell_magic("lucid_flops", "--bogus", "model(x)")
+    with pytest.raises(UsageError, match=r"unknown option '--bogus'. Usage: %lucid_flops"):
+        shell.run_line_magic("lucid_flops", "--bogus model(x)")  # not a SyntaxError
     with pytest.raises(UsageError, match="--depth needs a whole number"):
         shell.run_line_magic("lucid_flops", "--depth x model(x)")
     with pytest.raises(UsageError, match="nothing to run"):
