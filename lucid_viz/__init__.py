@@ -16,7 +16,7 @@ into plain data (:mod:`lucid_viz.graph`), and every renderer reads that.
 
 from lucid_viz.graph import Edge, Graph, Node, trace
 from lucid_viz.graphviz_bin import GraphvizError, GraphvizNotFound, find_dot
-from lucid_viz.render import Drawing, ModuleInfo, draw, to_dot, trace_with_modules
+from lucid_viz.render import Drawing, ModuleInfo, draw, to_dot, to_mermaid, trace_with_modules
 
 _PLOTS = ("grad_norms", "plot_flops_per_layer", "plot_grad_norms", "plot_loss")
 

@@ -289,11 +289,8 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
             elif n.role == "output":
                 attrs["peripheries"] = "2"
         else:
-            outs = [graph.node(m) for m in s.members]
             member_set = set(s.members)
-            leaving = [n for n in outs if n.id == graph.output
-                       or any(c not in member_set for c in consumers.get(n.id, ()))]
-            out = (leaving or outs)[-1]
+            out = box_output(graph, s, consumers)
             pal = PALETTES.get(out.device, _OTHER)
             devices_seen[out.device].add("module")
             attrs = {"label": _box_label(graph, s, o, out), "fillcolor": pal["module"],
@@ -388,6 +385,15 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def box_output(graph: Graph, s: _Shown, consumers: Mapping[str, list[str]]) -> Node:
+    """The node a module box stands for: its last member whose value leaves the box."""
+    outs = [graph.node(m) for m in s.members]
+    member_set = set(s.members)
+    leaving = [n for n in outs if n.id == graph.output
+               or any(c not in member_set for c in consumers.get(n.id, ()))]
+    return (leaving or outs)[-1]
 
 
 def _attrs(attrs: Mapping[str, str]) -> str:

@@ -14,6 +14,7 @@ from lucid.tensor import Tensor
 from lucid_viz import graphviz_bin
 from lucid_viz.dot import HIGHLIGHT, PALETTES, sum_flops, to_dot
 from lucid_viz.graph import Graph, trace
+from lucid_viz.mermaid import mermaid_options, to_mermaid
 from lucid_viz.view import ModuleInfo, trace_with_modules
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "ModuleInfo",
     "draw",
     "to_dot",
+    "to_mermaid",
     "trace_with_modules",
 ]
 
@@ -56,6 +58,11 @@ class Drawing:
     def dot(self) -> str:
         """The Graphviz DOT source."""
         return self._dot
+
+    def to_mermaid(self) -> str:
+        """The same picture as Mermaid text, for a ```` ```mermaid ```` block on GitHub or in
+        a Markdown cell (highlights and notes are the DOT picture's only)."""
+        return to_mermaid(self.graph, modules=self.modules, **mermaid_options(self.options))
 
     def svg(self) -> str:
         """The SVG picture (runs Graphviz once; see :mod:`lucid_viz.graphviz_bin`)."""
