@@ -191,31 +191,28 @@ def _replay(root: Tensor, graph: Graph, retain_graph: bool) -> tuple[dict, dict]
     reached: list[str] = []
     sent: dict[str, list[np.ndarray | None]] = {}
     handles = []
-    watched = []
+    ids: dict[int, str] = {}
     for nid in graph.order:
         t = graph.tensor(nid)
+        ids[id(t)] = nid
 
         def hook(g: Tensor, _nid: str = nid, _device: str = t.device) -> None:
             reached.append(_nid)
             arriving[_nid] = _numpy(g.data, _device)
 
         handles.append(t.register_hook(hook))  # runs after any hooks the user registered
-        op = t._op
-        if op is not None:
-            # Shadow the op's backward on this instance for the walk: the engine calls
-            # ``op.backward(xp, g)``, and we keep what the rule returns before passing it on.
-            op.__dict__["backward"] = _watch(op, t, nid, sent)
-            watched.append(op)
+
+    def observe(node: Tensor, grads: tuple) -> None:  # the engine shows us each rule's result
+        sent[ids[id(node)]] = _sent(node, grads)
+
     backend = get_backend(root.device)
     try:
         # ``capture={}``: the engine's functional mode (autograd.grad) -- no .grad is written.
         run_backward(root, backend.xp.ones_like(root.data), retain_graph=retain_graph,
-                     capture={})
+                     capture={}, observe=observe)
     finally:
         for h in handles:
             h.remove()
-        for op in watched:
-            op.__dict__.pop("backward", None)
     expected = [nid for nid in graph.order if nid in arriving]
     if reached != expected:  # the graph model and the engine disagree: a bug, say so
         raise RuntimeError(f"step_backward: the engine visited {reached}, the graph says "
@@ -223,24 +220,19 @@ def _replay(root: Tensor, graph: Graph, retain_graph: bool) -> tuple[dict, dict]
     return arriving, sent
 
 
-def _watch(op: Any, node: Tensor, nid: str, sent: dict) -> Any:
-    rule = type(op).backward
-
-    def backward(xp: Any, g: Any) -> tuple[Any, ...]:
-        grads = rule(op, xp, g)
-        out: list[np.ndarray | None] = []
-        for parent, pg in zip(node._prev, grads):
-            if pg is None or not parent.requires_grad:
-                out.append(None)
-                continue
-            a = _numpy(pg, parent.device)  # a gradient lives on its input's device
-            if a.shape != parent.shape and broadcasts_to(parent.shape, a.shape):
-                a = sum_to(np, a, parent.shape)  # what the engine does with a broadcast gradient
-            out.append(a)
-        sent[nid] = out
-        return grads
-
-    return backward
+def _sent(node: Tensor, grads: tuple) -> list[np.ndarray | None]:
+    """What each input of ``node`` receives from its rule, as NumPy, summed down to the input's
+    shape where the rule returned a broadcast gradient (as the engine does next)."""
+    out: list[np.ndarray | None] = []
+    for parent, pg in zip(node._prev, grads):
+        if pg is None or not parent.requires_grad:
+            out.append(None)
+            continue
+        a = _numpy(pg, parent.device)  # a gradient lives on its input's device
+        if a.shape != parent.shape and broadcasts_to(parent.shape, a.shape):
+            a = sum_to(np, a, parent.shape)
+        out.append(a)
+    return out
 
 
 def _frames(graph: Graph, arriving: dict, sent: dict) -> list[Frame]:

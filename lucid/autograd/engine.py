@@ -29,6 +29,7 @@ it saved for backward ("the graph is released") right after its rule has run, un
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any
 
@@ -76,11 +77,15 @@ def run_backward(
     keep_grad: bool = False,
     retain_graph: bool = False,
     capture: dict | None = None,
+    observe: Callable[[Any, tuple], None] | None = None,
 ) -> None:
     """Propagate ``seed`` (= dL/droot) to every node below ``root``.
 
     With ``capture`` (a dict keyed by tensors), the complete gradient of each captured tensor
     is stored there instead of being accumulated into leaves' ``.grad`` (``autograd.grad``).
+    ``observe(node, grads)``, if given, sees what each node's backward rule returned (one
+    gradient per input, before broadcast gradients are summed down): how lucid_viz's stepper
+    watches the walk without touching an op.
     """
     if root._op is not None and root._op.versions is None:
         raise released_error(root)  # before any gradient has been touched
@@ -90,14 +95,14 @@ def run_backward(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        _walk(root, seed, keep_grad, retain_graph, capture)
+        _walk(root, seed, keep_grad, retain_graph, capture, observe)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
 def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
-          capture: dict | None) -> None:
+          capture: dict | None, observe: Callable[[Any, tuple], None] | None) -> None:
     """Visit every node that leads back from ``root``, each once, latest-created first."""
     heap: list[tuple[int, Any]] = []  # nodes made by ops, keyed by -seq (latest first)
     leaves: list[Any] = []  # nodes no op made, in the order gradients first reached them
@@ -119,6 +124,8 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
             elif keep_grad or node.keep_grad:
                 node.grad = g if node.grad is None else node.grad + g
             grads = _local_backward(node, g, retain_graph)  # one gradient per input
+            if observe is not None:
+                observe(node, grads)
             for parent, pg in zip(node._prev, grads):
                 if pg is not None and parent.requires_grad:
                     _send(node, parent, pg, g, heap, leaves)

@@ -205,6 +205,8 @@ def test_no_module_of_lucid_viz_replaces_a_method_of_lucid():
         source = path.read_text(encoding="utf-8")
         assert not patch.search(source), f"{path.name} assigns to a lucid attribute"
         assert "setattr(" not in source, path.name
+        # nor shadows an op's method on an instance (the stepper observes the walk instead)
+        assert not re.search(r"__dict__\[\s*['\"](backward|forward)", source), path.name
 
 
 def test_usage_errors(shell):
