@@ -2,8 +2,8 @@
 
 ``step_backward(loss)`` runs Lucid's real backward walk once (the engine's own
 ``run_backward``), watching it: a hook on every node records the gradient that arrives there
-(dL/d node, complete when the walk reaches the node), and each op's ``backward`` is observed
-for the gradients it sends to its inputs.  Nothing is recomputed here, and nothing lands in
+(dL/d node, complete when the walk reaches the node), and the walk's ``observe`` callback
+reports what each op's backward rule sends to its inputs.  Nothing is recomputed here, and nothing lands in
 any ``.grad``: the replay is a look, not a training step.
 
 Frame ``k`` is the ``k``-th node of the walk's order (``Graph.order``, which is
