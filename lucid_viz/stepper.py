@@ -3,8 +3,8 @@
 ``step_backward(loss)`` runs Lucid's real backward walk once (the engine's own
 ``run_backward``), watching it: a hook on every node records the gradient that arrives there
 (dL/d node, complete when the walk reaches the node), and the walk's ``observe`` callback
-reports what each op's backward rule sends to its inputs.  Nothing is recomputed here, and nothing lands in
-any ``.grad``: the replay is a look, not a training step.
+reports what each op's backward rule sends to its inputs.  Nothing is recomputed here, and
+nothing lands in any ``.grad``: the replay is a look, not a training step.
 
 Frame ``k`` is the ``k``-th node of the walk's order (``Graph.order``, which is
 ``lucid.autograd.engine.topological_order``): the node being processed, its op's local
