@@ -362,17 +362,18 @@ class Stepper:
         """An ipywidgets player: Play + slider (linked in the browser), the picture, the panel."""
         import ipywidgets as w  # late: widgets are optional (the notebooks extra)
 
-        last = len(self.frames) - 1
-        play = w.Play(value=0, min=0, max=last, step=1, interval=900, description="play")
-        slider = w.IntSlider(value=0, min=0, max=last, step=1, description="step",
+        # steps count 1..n on the slider, as in the frame titles ("step 3/6")
+        n = len(self.frames)
+        play = w.Play(value=1, min=1, max=n, step=1, interval=900, description="play")
+        slider = w.IntSlider(value=1, min=1, max=n, step=1, description="step",
                              continuous_update=True)
         w.jslink((play, "value"), (slider, "value"))
         picture = w.HTML()
         panel = w.HTML()
 
         def show(change: Any = None) -> None:
-            picture.value = self.picture_html(slider.value)
-            panel.value = self.panel_html(slider.value)
+            picture.value = self.picture_html(slider.value - 1)
+            panel.value = self.panel_html(slider.value - 1)
 
         slider.observe(show, names="value")
         show()

@@ -236,12 +236,12 @@ def _play_stepper(page, url: str) -> dict:
     out.scroll_into_view_if_needed()
     before = out.evaluate(_STEPPER)
     assert before["play"] == 1 and before["max"] is not None, f"no Play + slider: {before}"
-    assert before["now"] == 0 and before["nodes"] >= 3, f"stepper not at a drawn step 0: {before}"
+    assert before["now"] == 1 and before["nodes"] >= 3, f"stepper not at a drawn step 1: {before}"
 
     out.locator(".widget-play button").filter(has=page.locator(".fa-play")).click()
     last = before["max"]
     # the slider reaches the last step and the kernel redraws the picture for it ("step n/n")
-    page.wait_for_function(_AT_STEP, arg=[out.element_handle(), last, f"{last + 1}/{last + 1}"],
+    page.wait_for_function(_AT_STEP, arg=[out.element_handle(), last, f"{last}/{last}"],
                            timeout=PLAY_S * 1000, polling=100)
     # at the end the player stops by itself (no repeat): its button shows "play" again
     out.locator(".widget-play button .fa-play").wait_for(timeout=PLAY_S * 1000)

@@ -287,9 +287,11 @@ def test_widget_plays_the_frames(monkeypatch, graphviz_bin):
     controls, picture, panel = box.children
     play, slider = controls.children
     assert isinstance(play, w.Play) and isinstance(slider, w.IntSlider)
-    assert (play.max, slider.max) == (len(stepper) - 1, len(stepper) - 1)
-    assert "step 1/9" in panel.value and picture.value == "<svg>frame</svg>"
-    slider.value = 4
+    # one numbering: the slider counts 1..n as the frame titles do
+    assert (play.min, play.max, slider.min, slider.max) == (1, 9, 1, 9) == (1, 9, 1, len(stepper))
+    assert slider.value == 1 and "step 1/9" in panel.value
+    assert picture.value == "<svg>frame</svg>"
+    slider.value = 5
     assert "step 5/9" in panel.value
     bundle = stepper._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
