@@ -171,6 +171,7 @@ def to_dot(
     highlight_nodes: Iterable[str] | Mapping[str, str] = (),
     highlight_edges: Iterable[Any] | Mapping[Any, str] = (),
     notes: Mapping[str, str] | None = None,
+    key: Iterable[tuple[str, str]] = (),
     flops_unit: str = "MACs",
     backward: bool = False,
     title: str | None = None,
@@ -200,6 +201,8 @@ def to_dot(
     (``{"n12": "#d62728"}``) instead of a plain collection (which uses :data:`HIGHLIGHT`).  A
     highlighted node inside a collapsed box highlights the box; an edge inside a box is not
     drawn.  ``notes`` adds one line under a node's label (``{"n12": "grad norm 0.31"}``).
+    ``key`` explains colours in the legend: ``(colour, text)`` pairs (``("#d62728", "the node
+    being processed")``; an entry whose text starts with "edge:" is drawn as an edge).
 
     ``flops_unit``: ``"MACs"`` (the seed's convention) or ``"2*MACs"`` (labels then say
     "FLOPs", every count doubled).  ``backward=True`` adds backward FLOPs.  ``modules`` (from
@@ -225,7 +228,7 @@ def to_dot(
         consumers[e.src].append(e.dst)
     return _emit(graph, view, o, title, guard_note, legend, rankdir,
                  _normalise_nodes(highlight_nodes), _normalise_edges(highlight_edges),
-                 notes or {}, consumers)
+                 notes or {}, consumers, list(key))
 
 
 def _title(graph: Graph, o: _Opts, title: str | None, guard_note: str | None) -> str:
@@ -256,7 +259,7 @@ def _title(graph: Graph, o: _Opts, title: str | None, guard_note: str | None) ->
 def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: str | None,
           legend: bool, rankdir: str, hl_nodes: dict[str, str],
           hl_edges: dict[tuple[str, str], str], notes: Mapping[str, str],
-          consumers: Mapping[str, list[str]]) -> str:
+          consumers: Mapping[str, list[str]], key: list[tuple[str, str]]) -> str:
     lines = [
         "digraph lucid {",
         f"  graph [rankdir={rankdir}, labelloc=t, fontname=\"Helvetica\", fontsize=12, "
@@ -382,6 +385,18 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
                          'shape=plaintext, style=solid, fontsize=8];')
             lines.append(f'    "legend:copy:a" -> "legend:copy:b" [style="bold,dashed", '
                          f'color="{CROSS_DEVICE}"];')
+        for i, (color, text) in enumerate(key):  # what the highlight colours mean
+            if text.startswith("edge:"):
+                lines.append(f'    "legend:key{i}:a" [label="", shape=point, width=0.05];')
+                lines.append(f'    "legend:key{i}:b" [label={_q(text[5:].strip())}, '
+                             'shape=plaintext, style=solid, fontsize=8];')
+                lines.append(f'    "legend:key{i}:a" -> "legend:key{i}:b" [color="{color}", '
+                             'penwidth=2.5];')
+                lines.append(f'    {{ rank=same; "legend:key{i}:a"; "legend:key{i}:b"; }}')
+            else:
+                lines.append(f'    "legend:key{i}" [label={_q(text)}, fillcolor="white", '
+                             f'color="{color}", penwidth=3, shape=box, '
+                             'style="rounded,filled", fontsize=8];')
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -41,6 +41,13 @@ FULL_VALUES = 16
 UNIT = "MACs"  # the seed's convention: MACs for matmul/conv, one per element for elementwise
 DONE = "#2ca02c"  # border of a node whose gradient is complete and already passed on
 PASSED = "#f0a0a0"  # an edge that has already carried its gradient
+#: the legend of a frame: what each highlight means, and which way the gradient goes
+KEY = (
+    (render.HIGHLIGHT, "being processed now"),
+    (DONE, "gradient complete, passed on"),
+    (render.HIGHLIGHT, "edge: its gradient flows now, against the arrow"),
+    (PASSED, "edge: already carried its gradient"),
+)
 
 
 @dataclass(frozen=True)
@@ -314,7 +321,7 @@ class Stepper:
             edges.update({e: render.HIGHLIGHT for e in f.edges})
             dot = self._dot[k] = render.to_dot(
                 self.graph, depth=self.depth, highlight_nodes=nodes, highlight_edges=edges,
-                backward=True, title=title)
+                backward=True, title=title, key=KEY)
         return dot
 
     def frame_svg(self, k: int) -> str | None:

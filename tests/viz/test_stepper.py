@@ -9,8 +9,18 @@ import pytest
 
 import lucid
 import lucid.nn as nn
+from lucid_viz.dot import HIGHLIGHT
 from lucid_viz.graph import trace
-from lucid_viz.stepper import FULL_VALUES, GradView, Stepper, local_rule, step_backward
+from lucid_viz.stepper import (
+    DONE,
+    FULL_VALUES,
+    KEY,
+    PASSED,
+    GradView,
+    Stepper,
+    local_rule,
+    step_backward,
+)
 
 
 def small_loss(count=True):
@@ -314,3 +324,13 @@ def test_save_html_is_self_contained_and_deterministic(tmp_path, monkeypatch, gr
 
 def test_stepper_is_a_stepper():
     assert isinstance(step_backward(small_loss()[0]), Stepper)
+
+
+def test_every_highlight_of_a_frame_is_explained_in_its_legend():
+    stepper = step_backward(small_loss()[0])
+    dot = stepper.frame_dot(2)
+    for text in ("being processed now", "gradient complete, passed on",
+                 "its gradient flows now, against the arrow",
+                 "already carried its gradient"):
+        assert f'label="{text}"' in dot, text
+    assert {HIGHLIGHT, DONE, PASSED} <= {colour for colour, _ in KEY}
