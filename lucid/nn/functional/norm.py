@@ -55,15 +55,9 @@ def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor
 
 
 def _store(buffer: Tensor, value: Tensor) -> None:
-    """Overwrite ``buffer``'s values in place (keeping its dtype) and bump its version.
-
-    The new values are computed now: on "gpu" MLX would otherwise keep each update as a lazy
-    expression of the previous one, and the running statistics would hold a graph that grows
-    with every training step (and memory with it).
-    """
+    """Overwrite ``buffer``'s values in place (keeping its dtype) and bump its version."""
     buffer.data = value.astype(buffer.dtype).data
     buffer._version += 1
-    evaluate(buffer)
 
 
 def _check_vector(fn: str, name: str, value: Any, n: int) -> None:
@@ -120,6 +114,10 @@ def batch_norm(
                 unbiased = var.reshape(n_ch) * (n / (n - 1))
                 _store(running_mean, (1.0 - momentum) * running_mean + momentum * mu.reshape(n_ch))
                 _store(running_var, (1.0 - momentum) * running_var + momentum * unbiased)
+            # computed now: on "gpu" MLX would otherwise keep each update as a lazy expression
+            # of the previous one, and the running statistics would hold a graph (and memory)
+            # that grows with every training step
+            evaluate(running_mean, running_var)
     else:
         if running_mean is None or running_var is None:
             raise ValueError(

@@ -16,6 +16,7 @@ from lucid.nn.functional.norm import batch_norm, group_norm, layer_norm
 from lucid.nn.layers.linear import _parameter, _size
 from lucid.nn.module import Module
 from lucid.nn.parameter import Buffer
+from lucid.ops import evaluate
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Float32, Int64, as_numeric
@@ -95,6 +96,9 @@ class _BatchNorm(Module):
             counter = self.num_batches_tracked
             counter.data = counter.data + 1
             counter._version += 1
+            # computed now, like the running statistics: on "gpu" a lazy "+ 1" would chain
+            # every training step onto the one before (about 1 KB of MLX graph a step)
+            evaluate(counter)
             if self.momentum is None:
                 factor = 1.0 / int(counter.item())
         # batch statistics in training, or always when no running statistics are kept
