@@ -605,8 +605,9 @@ def test_gpu_step_evaluates_params_and_state(monkeypatch):
     opt.step()
     assert len(seen) == 1  # once per step, for everything together
     (args,) = seen
-    assert args[0] is p and all(a is not cpu_p for a in args)
     ids = {id(a) for a in args}
+    assert id(p.data) in ids and id(p.grad) in ids  # the new value, computed before commit
+    assert id(cpu_p.data) not in ids and not any(isinstance(a, np.ndarray) for a in args)
     for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
         assert id(opt.state[p][key]) in ids
     cpu_only = optim.SGD([cpu_p], lr=0.1)
@@ -733,3 +734,176 @@ def test_loading_another_optimizers_state_dict_is_refused_unchanged():
                                          r"amsgrad, betas, eps.*another kind of optimizer"):
         adam.load_state_dict(sgd.state_dict())
     assert adam.state_dict() == before
+
+
+def _after_one_step(name, kw, device="cpu"):
+    """Parameters a (3,) and b (2, 2) and an optimizer that has taken one step over them, so
+    that there is state to protect."""
+    dtype = np.float64 if device == "cpu" else np.float32
+    a = Parameter(np.array([1.0, 2.0, 3.0], dtype), device=device)
+    b = Parameter(np.array([[1.0, -1.0], [0.5, 2.0]], dtype), device=device)
+    opt = getattr(optim, name)([a, b], **kw)
+    a.grad = lucid.Tensor(np.full(3, 0.5, dtype), device=device).data
+    b.grad = lucid.Tensor(np.full((2, 2), 0.25, dtype), device=device).data
+    opt.step()
+    a.grad = lucid.Tensor(np.full(3, 0.5, dtype), device=device).data  # a's next gradient: fine
+    return a, b, opt
+
+
+def _snapshot(opt, params):
+    return ([p.numpy().copy() for p in params], [p._version for p in params],
+            opt.state_dict())
+
+
+def _assert_unchanged(opt, params, before):
+    values, versions, saved = before
+    for p, value in zip(params, values):
+        np.testing.assert_array_equal(p.numpy(), value)
+    assert [p._version for p in params] == versions
+    after = opt.state_dict()
+    assert after["param_groups"] == saved["param_groups"]
+    assert sorted(after["state"]) == sorted(saved["state"])
+    for idx, entry in saved["state"].items():
+        assert sorted(after["state"][idx]) == sorted(entry)
+        for key, value in entry.items():
+            np.testing.assert_array_equal(after["state"][idx][key], value)
+
+
+def _set_grad(value):
+    def apply(a, b, opt):
+        b.grad = value
+    return apply
+
+
+def _edit_group(key, value):
+    def apply(a, b, opt):
+        opt.param_groups[0][key] = value
+    return apply
+
+
+# Each way a step can be refused: (what to do to the second parameter b or the optimizer, the
+# error's type, its message).  a's gradient is fine and comes first, so an optimizer that
+# moved parameters one by one would already have moved a.
+BAD_STEPS = {
+    "grad-is-a-list": (_set_grad([[0.1, 0.2], [0.3, 0.4]]), TypeError,
+                       r"\.step: the gradient of a parameter of shape \(2,2\) on 'cpu' is a "
+                       r"list, not a numpy\.ndarray.*No parameter was changed"),
+    "grad-is-a-float": (_set_grad(0.5), TypeError, r"is a float, not a numpy\.ndarray"),
+    "grad-is-a-tensor": (_set_grad(lucid.Tensor(np.ones((2, 2)))), TypeError,
+                         r"is a Tensor, not a numpy\.ndarray.*p\.grad = t\.data"),
+    "complex-grad": (_set_grad(np.full((2, 2), 1 + 1j)), TypeError,
+                     r"gradient of dtype Complex128 for a real parameter \(Float64\)"),
+    "bool-grad": (_set_grad(np.ones((2, 2), bool)), TypeError,
+                  r"gradient of dtype Bool.*floating-point"),
+    "lr-edited-to-negative": (_edit_group("lr", -0.1), ValueError, r"lr must be >= 0"),
+    "lr-edited-to-nan": (_edit_group("lr", float("nan")), ValueError, r"lr must be finite"),
+    "weight-decay-edited-to-a-string": (_edit_group("weight_decay", "0.1"), TypeError,
+                                        r"weight_decay must be a real number"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_STEPS))
+@pytest.mark.parametrize("name,ref,kw", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_every_refused_step_changes_nothing(name, ref, kw, bad):
+    a, b, opt = _after_one_step(name, kw)
+    before = _snapshot(opt, [a, b])
+    apply, exc, match = BAD_STEPS[bad]
+    apply(a, b, opt)
+    with pytest.raises(exc, match=match):
+        opt.step()
+    if bad.startswith(("lr-", "weight-")):
+        opt.param_groups[0].update(before[2]["param_groups"][0])  # undo the edit to compare
+        opt.param_groups[0]["params"] = [a, b]
+    _assert_unchanged(opt, [a, b], before)
+
+
+STATEFUL = [c for c in CASES if c[0] != "SGD" or c[2].get("momentum")]
+
+
+@pytest.mark.parametrize("name,ref,kw", STATEFUL,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(STATEFUL)])
+def test_state_of_another_shape_is_refused_before_anything_moves(name, ref, kw):
+    """b was reshaped after its first step: its moment estimates no longer fit it (Adam's
+    (2,2) moments would broadcast against a (1,2,2) gradient without a word)."""
+    a, b, opt = _after_one_step(name, kw)
+    b.data = b.data.reshape(1, 2, 2)
+    b.grad = np.ones((1, 2, 2))
+    before = _snapshot(opt, [a, b])
+    with pytest.raises(RuntimeError, match=r"\.step: state\['\w+'\] of a parameter of shape "
+                                           r"\(1,2,2\) has shape \(2,2\).*opt\.state\.pop\(p\)"
+                                           r".*No parameter was changed"):
+        opt.step()
+    _assert_unchanged(opt, [a, b], before)
+    opt.state.pop(b)  # the fix the message names
+    opt.step()
+    assert b.shape == (1, 2, 2) and b._version == before[1][1] + 1
+
+
+def test_a_rule_that_writes_into_its_state_in_place_is_stopped_before_it_commits():
+    """Updating state in place (``buf *= momentum``) would change the committed state before
+    the step is known to succeed; on NumPy the rule gets read-only views and is told why."""
+
+    class InPlaceMomentum(optim.SGD):
+        def update(self, xp, param, grad, state, group):
+            if "momentum_buffer" in state:
+                buf = state["momentum_buffer"]
+                buf *= group["momentum"]
+                buf += grad
+                return param - group["lr"] * buf
+            return super().update(xp, param, grad, state, group)
+
+    a, b = Parameter(np.ones(2)), Parameter(np.ones(2))
+    opt = InPlaceMomentum([a, b], lr=0.1, momentum=0.9)
+    a.grad, b.grad = np.ones(2), np.ones(2)
+    opt.step()
+    before = _snapshot(opt, [a, b])
+    with pytest.raises(ValueError, match=r"InPlaceMomentum\.update wrote into an array it was "
+                                         r"given.*return new arrays"):
+        opt.step()
+    _assert_unchanged(opt, [a, b], before)
+
+
+def test_a_rule_that_returns_its_input_leaves_a_writable_parameter():
+    class Frozen(optim.SGD):
+        def update(self, xp, param, grad, state, group):
+            return param
+
+    p = Parameter(np.ones(2))
+    opt = Frozen([p], lr=0.1)
+    p.grad = np.ones(2)
+    opt.step()
+    assert p.data.flags.writeable
+    p.data[0] = 5.0  # the parameter's own array, not a read-only view
+    np.testing.assert_array_equal(p.numpy(), [5.0, 1.0])
+
+
+@needs_mlx
+def test_a_gradient_on_another_device_is_refused_naming_both():
+    a, b, opt = _after_one_step("Adam", {"lr": 0.01}, device="gpu")
+    before = _snapshot(opt, [a, b])
+    b.grad = np.ones((2, 2), np.float32)
+    with pytest.raises(RuntimeError, match=r"a parameter of shape \(2,2\) on 'gpu' has a "
+                                           r"numpy\.ndarray gradient \(an array for 'cpu'\)"
+                                           r".*device='gpu'"):
+        opt.step()
+    _assert_unchanged(opt, [a, b], before)
+
+
+@needs_mlx
+def test_a_failure_while_mlx_computes_the_step_commits_nothing(monkeypatch):
+    """On "gpu" the new values are only expressions until MLX runs them; the optimizer runs them
+    before it commits, so an error there (out of memory, say) also leaves everything as it
+    was."""
+    import lucid.optim.optimizer as base
+
+    a, b, opt = _after_one_step("Adam", {"lr": 0.01, "amsgrad": True}, device="gpu")
+    b.grad = lucid.Tensor(np.ones((2, 2), np.float32), device="gpu").data
+    before = _snapshot(opt, [a, b])
+
+    def fail(*arrays):
+        raise MemoryError("MLX could not allocate the step")
+
+    monkeypatch.setattr(base, "evaluate", fail)
+    with pytest.raises(MemoryError):
+        opt.step()
+    _assert_unchanged(opt, [a, b], before)

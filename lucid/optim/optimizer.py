@@ -10,12 +10,23 @@ the bookkeeping that every rule shares; a subclass only says how one parameter m
 ``step()`` calls ``update`` once for every parameter that has a gradient, group by group,
 handing it plain backend arrays (``xp`` is ``numpy`` on "cpu" and ``mlx.core`` on "gpu", as
 in the ops), the parameter's ``state`` dict (momentum buffers, moment estimates, step counts:
-kept between steps) and its ``group`` (the hyperparameters).  The base class then
+kept between steps) and its ``group`` (the hyperparameters).
 
-* writes the returned array into ``param.data`` (same dtype, same shape) and bumps
-  ``param._version``, so a graph that saved the old value refuses to run backward through it;
-* on "gpu" forces MLX to compute the new values and state now (``lucid.evaluate``): MLX is lazy,
-  and without this a training loop would grow one MLX graph across all of its steps.
+A step is *all or nothing*: it either moves every parameter or changes nothing at all, not
+even a step count.  So the base class works in three phases:
+
+1. **check** -- every group's hyperparameters (they may have been edited since), and every
+   parameter's gradient (an array of the parameter's backend, shape and kind of number) and
+   state (arrays of the parameter's shape), before any work;
+2. **compute** -- every new value and new state, on copies of the state dicts; NumPy arrays
+   are handed to ``update`` read-only, so a rule cannot change anything in place; on "gpu"
+   MLX then runs the computation (``lucid.evaluate``), so its errors come out here too (and
+   a training loop's MLX graph never outgrows one step);
+3. **commit** -- write each new array into ``param.data`` (same dtype, same shape), bump
+   ``param._version`` (a graph that saved the old value then refuses to run backward through
+   it) and store the new state.  Nothing here can fail.
+
+A new optimizer gets all of this by defining ``update``.
 
 Parameters are organised in *param groups*: ``[{"params": [...], "lr": 0.1}, ...]``.  Every
 group has every hyperparameter, the optimizer's ``defaults`` filling the ones a group leaves
@@ -36,12 +47,16 @@ from typing import Any
 import numpy as np
 
 from lucid.autograd.mode import enable_grad, no_grad
-from lucid.backends import get_backend
+from lucid.backends import BACKENDS, get_backend
 from lucid.ops import evaluate
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
+from lucid.types import to_numeric_type
 
 __all__ = ["Optimizer", "merge_defaults"]
+
+#: how every refusal of a step ends: the optimizer checks before it changes anything
+_UNCHANGED = "No parameter was changed."
 
 
 def merge_defaults(name: str, hyper: dict[str, Any], defaults: dict | None) -> dict[str, Any]:
@@ -192,67 +207,153 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Move every parameter that has a gradient by the optimizer's rule.
 
-        All or nothing: every gradient is checked and every new value computed before any
-        parameter or state changes, so a step that raises leaves the model and the optimizer
-        exactly as they were.  ``closure`` (optional) re-evaluates the model and returns the
-        loss; it runs first, with gradients enabled, and its loss is returned.
+        All or nothing (see the module docstring): a step that raises leaves the model and the
+        optimizer exactly as they were.  ``closure`` (optional) re-evaluates the model and
+        returns the loss; it runs first, with gradients enabled, and its loss is returned.
         """
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
         with no_grad():
-            todo = [(p, group) for group in self.param_groups for p in group["params"]
-                    if p.grad is not None]
-            for p, _ in todo:  # 1. every gradient fits its parameter
-                self._check_gradient(p)
-            moves = [self._new_value(p, group) for p, group in todo]  # 2. nothing changes yet
-        on_gpu: list[Any] = []
-        for (p, _), (new, state) in zip(todo, moves):  # 3. commit them all
+            todo = self._check_step()
+            moves = [self._new_value(p, group) for p, group in todo]
+        self._compute_now(todo, moves)
+        for (p, _), (new, state) in zip(todo, moves):
             p.data = new
             p._version += 1
             self.state[p] = state
-            if p.device != "cpu":
-                array_type = get_backend(p.device).array_type
-                on_gpu.append(p)
-                on_gpu.extend(v for v in state.values() if isinstance(v, array_type))
-        if on_gpu:
-            evaluate(*on_gpu)  # compute the new values now: MLX's graph stops at each step
         return loss
 
+    def _check_step(self) -> list[tuple[Tensor, dict[str, Any]]]:
+        """Phase 1: check everything the rules will read; return the (parameter, group) pairs
+        to move (those with a gradient)."""
+        for index, group in enumerate(self.param_groups):
+            self.check_group(group, index)
+        todo = [(p, group) for group in self.param_groups for p in group["params"]
+                if p.grad is not None]
+        for p, _ in todo:
+            self._check_gradient(p)
+            self._check_state(p)
+        return todo
+
     def _check_gradient(self, p: Tensor) -> None:
+        """``p.grad`` is an array of ``p``'s backend, of ``p``'s shape, of floating-point
+        numbers (or complex ones, for a complex parameter)."""
         grad = p.grad
-        if not isinstance(grad, get_backend(p.device).array_type) or tuple(grad.shape) != p.shape:
+        array_type = get_backend(p.device).array_type
+        if not isinstance(grad, array_type):
+            other = [d for d, b in BACKENDS.items() if isinstance(grad, b.array_type)]
+            if other:
+                raise RuntimeError(
+                    f"{self._where(p)} has a {_type_name(type(grad))} gradient (an array for "
+                    f"{other[0]!r}); gradients live on their parameter's device: "
+                    f"p.grad = lucid.Tensor(g, device={p.device!r}).data. {_UNCHANGED}"
+                )
+            raise TypeError(
+                f"{type(self).__name__}.step: the gradient of a parameter of shape "
+                f"{fmt(p.shape)} on {p.device!r} is a {type(grad).__name__}, not a "
+                f"{_type_name(array_type)}; p.grad holds a backend array, as backward() "
+                f"leaves it (for a Tensor t, set p.grad = t.data). {_UNCHANGED}"
+            )
+        if tuple(grad.shape) != p.shape:
             raise RuntimeError(
-                f"{type(self).__name__}.step: a parameter of shape {fmt(p.shape)} on "
-                f"{p.device!r} has a gradient of shape {fmt(tuple(grad.shape))} "
-                f"({type(grad).__module__}.{type(grad).__name__}); gradients must match their "
-                "parameter's shape and device. No parameter was changed."
+                f"{self._where(p)} has a gradient of shape {fmt(tuple(grad.shape))}; "
+                f"gradients must match their parameter's shape. {_UNCHANGED}"
+            )
+        try:
+            kind = to_numeric_type(grad.dtype)
+        except TypeError:  # not a number at all (MLX's bfloat16 included)
+            kind = None
+        if kind is None or not (kind.is_floating_point or kind.is_complex):
+            raise TypeError(
+                f"{self._where(p)} has a gradient of dtype {kind or grad.dtype}; gradients "
+                f"are floating-point numbers, like the parameter ({p.dtype.name}). "
+                f"{_UNCHANGED}"
+            )
+        if kind.is_complex and not p.dtype.is_complex:
+            raise TypeError(
+                f"{self._where(p)} has a gradient of dtype {kind.name} for a real parameter "
+                f"({p.dtype.name}): stepping would drop its imaginary part. Give it a real "
+                f"gradient (e.g. g.real). {_UNCHANGED}"
             )
 
+    def _where(self, p: Tensor) -> str:
+        return f"{type(self).__name__}.step: a parameter of shape {fmt(p.shape)} on {p.device!r}"
+
+    def _check_state(self, p: Tensor) -> None:
+        """The arrays kept for ``p`` still have ``p``'s shape (a parameter reshaped or
+        replaced after some steps would otherwise broadcast against its old moments)."""
+        for key, value in self.state.get(p, {}).items():
+            shape = getattr(value, "shape", None)
+            if shape is not None and len(shape) and tuple(shape) != p.shape:
+                raise RuntimeError(
+                    f"{type(self).__name__}.step: state[{key!r}] of a parameter of shape "
+                    f"{fmt(p.shape)} has shape {fmt(tuple(shape))}: the parameter changed "
+                    "shape since its last step. Drop its old state with opt.state.pop(p) (it "
+                    f"then starts afresh), or build a new optimizer. {_UNCHANGED}"
+                )
+
     def _new_value(self, p: Tensor, group: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        """The parameter's new value and new state, computed on a copy of its state (the
-        rules replace state arrays rather than write into them), so nothing is committed."""
+        """Phase 2: the parameter's new value and new state, nothing committed.
+
+        The rule gets a copy of the state dict, and NumPy arrays as read-only views, so that
+        whatever it does can only reach the result; rules replace state arrays rather than
+        write into them.
+        """
+        name = type(self).__name__
         backend = get_backend(p.device)
-        state = dict(self.state.get(p, {}))
-        _state_to_device(state, backend, p)  # the model may have moved since the last step
-        new = self.update(backend.xp, p.data, p.grad, state, group)
+        kept = dict(self.state.get(p, {}))
+        _state_to_device(kept, backend, p)  # the model may have moved since the last step
+        state = {key: _read_only(value) for key, value in kept.items()}
+        handed = dict(state)
+        try:
+            new = self.update(backend.xp, _read_only(p.data), _read_only(p.grad), state, group)
+        except ValueError as err:
+            if "read-only" not in str(err):
+                raise
+            raise ValueError(
+                f"{name}.update wrote into an array it was given (param, grad or a state "
+                "array): a rule must return new arrays, e.g. state['buf'] = momentum * "
+                "state['buf'] + grad, not buf *= momentum, so that a step that fails can "
+                f"leave everything unchanged. {_UNCHANGED}"
+            ) from err
         if tuple(new.shape) != p.shape:
             raise RuntimeError(
-                f"{type(self).__name__}.update returned shape {fmt(tuple(new.shape))} for a "
-                f"parameter of shape {fmt(p.shape)}: the rule is wrong"
+                f"{name}.update returned shape {fmt(tuple(new.shape))} for a parameter of "
+                f"shape {fmt(p.shape)}: the rule is wrong"
             )
         if new.dtype != p.data.dtype:
             new = new.astype(p.data.dtype)
+        elif isinstance(new, np.ndarray) and not new.flags.writeable:
+            new = new.copy()  # the rule returned (a view of) its read-only input
+        for key, value in state.items():
+            if key in handed and value is handed[key]:
+                state[key] = kept[key]  # left as it was: keep the array, not our view of it
         return new, state
+
+    def _compute_now(self, todo: list[tuple[Tensor, dict[str, Any]]],
+                     moves: list[tuple[Any, dict[str, Any]]]) -> None:
+        """On "gpu", have MLX compute the new values and state now, before anything is
+        committed: MLX is lazy, so its own errors would otherwise surface later, and a
+        training loop would grow one MLX graph across all of its steps."""
+        arrays: list[Any] = []
+        for (p, _), (new, state) in zip(todo, moves):
+            if p.device != "cpu":
+                array_type = get_backend(p.device).array_type
+                arrays.extend((new, p.grad))
+                arrays.extend(v for v in state.values() if isinstance(v, array_type))
+        if arrays:
+            evaluate(*arrays)
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
         """The rule: return the new value of one parameter (a backend array).
 
-        ``param`` and ``grad`` are backend arrays of the same shape and dtype; ``state`` is
-        this parameter's dict (empty at its first step), to read and update; ``group`` holds
-        the hyperparameters.  Never modify ``param`` or ``grad`` in place.
+        ``param`` and ``grad`` are backend arrays of the same shape; ``state`` is this
+        parameter's dict (empty at its first step), to read and update; ``group`` holds the
+        hyperparameters.  Replace arrays, never write into them (``state["m"] = beta * m + g``,
+        not ``m *= beta``): until every parameter's rule has run, nothing may change.
         """
         raise NotImplementedError(
             f"{type(self).__name__} must define update(xp, param, grad, state, group)"
@@ -422,6 +523,20 @@ def _from_saved(name: str, idx: int, key: str, value: Any, p: Tensor) -> Any:
             f"parameter {idx} has shape {fmt(p.shape)}"
         )
     return get_backend(p.device).asarray(value, dtype=p.data.dtype)
+
+
+def _read_only(value: Any) -> Any:
+    """A NumPy array as a read-only view (no copy), so a rule cannot write into it; anything
+    else as it is (MLX arrays are values: a rule builds new ones)."""
+    if isinstance(value, np.ndarray):
+        value = value.view()
+        value.flags.writeable = False
+    return value
+
+
+def _type_name(kind: type) -> str:
+    """``numpy.ndarray``, ``mlx.core.array``: a type with its module, for messages."""
+    return f"{kind.__module__}.{kind.__name__}"
 
 
 def _state_to_device(state: dict[str, Any], backend: Any, p: Tensor) -> None:
