@@ -729,9 +729,11 @@ def test_loading_another_optimizers_state_dict_is_refused_unchanged():
     sgd.step()
     adam = optim.Adam([a], lr=0.01)
     before = adam.state_dict()
-    with pytest.raises(ValueError, match=r"Adam.load_state_dict: param group 0 of the state "
-                                         r"dict has the hyperparameters .*momentum.* but not "
-                                         r"amsgrad, betas, eps.*another kind of optimizer"):
+    with pytest.raises(ValueError, match=r"Adam.load_state_dict: this state dict was saved by "
+                                         r"SGD: its param group 0 holds the hyperparameters "
+                                         r".*momentum.*, without amsgrad, betas, eps, which "
+                                         r"Adam needs\. Load it into SGD built over the same "
+                                         r"parameters"):
         adam.load_state_dict(sgd.state_dict())
     assert adam.state_dict() == before
 
@@ -907,3 +909,61 @@ def test_a_failure_while_mlx_computes_the_step_commits_nothing(monkeypatch):
     with pytest.raises(MemoryError):
         opt.step()
     _assert_unchanged(opt, [a, b], before)
+
+
+# -- loading a state dict: all or nothing, and say what went wrong -------------------------
+
+KINDS = {"SGD": {"lr": 0.1, "momentum": 0.9}, "Adam": {"lr": 0.01}, "RMSprop": {"lr": 0.01},
+         "Adagrad": {"lr": 0.1}}
+OTHER_KIND = [(saver, loader) for saver in [*KINDS, "AdamW"] for loader in [*KINDS, "AdamW"]
+              if saver != loader and {saver, loader} != {"Adam", "AdamW"}]
+
+
+@pytest.mark.parametrize("saver,loader", OTHER_KIND)
+def test_a_state_dict_of_another_kind_is_refused_naming_both(saver, loader):
+    """``Adam(...).load_state_dict(SGD(...).state_dict())``: the message names both kinds,
+    what the state dict holds and what to do; the optimizer is left as it was."""
+    a, b, donor = _after_one_step(saver, KINDS.get(saver, {"lr": 0.01}))
+    c, d, opt = _after_one_step(loader, KINDS.get(loader, {"lr": 0.01}))
+    before = _snapshot(opt, [c, d])
+    saved_by = "Adam or AdamW" if saver in ("Adam", "AdamW") else saver
+    with pytest.raises(ValueError, match=rf"^{loader}\.load_state_dict: this state dict was "
+                                         rf"saved by {saved_by}: its param group 0 holds "
+                                         rf"the hyperparameters .*lr.*, without .*, which "
+                                         rf"{loader} needs\. Load it into {saved_by} .*over "
+                                         r"the same parameters.*Nothing was changed\.$"):
+        opt.load_state_dict(donor.state_dict())
+    _assert_unchanged(opt, [c, d], before)
+
+
+def test_a_state_dict_of_an_unknown_kind_says_so():
+    opt = optim.Adam([Parameter(np.ones(2))])
+    with pytest.raises(ValueError, match=r"saved by another kind of optimizer: its param group "
+                                         r"0 holds the hyperparameters lr, rho, without "
+                                         r"amsgrad, betas, eps, weight_decay"):
+        opt.load_state_dict({"state": {}, "param_groups": [{"lr": 1.0, "rho": 0.9,
+                                                            "params": [0]}]})
+
+
+def test_mismatched_groups_are_refused_saying_what_to_do():
+    a, b, opt = _after_one_step("Adam", {"lr": 0.01})
+    sd = opt.state_dict()
+    one = optim.Adam([Parameter(np.ones(3))], lr=0.3)
+    before = _snapshot(one, one.param_groups[0]["params"])
+    with pytest.raises(ValueError, match=r"Adam\.load_state_dict: param group 0 has 2 "
+                                         r"parameter\(s\) in the state dict and 1 in this "
+                                         r"optimizer.*same parameters, in the same groups and "
+                                         r"order.*Nothing was changed"):
+        one.load_state_dict(sd)
+    _assert_unchanged(one, one.param_groups[0]["params"], before)
+    split = optim.Adam([{"params": [a]}, {"params": [b]}])
+    with pytest.raises(ValueError, match=r"the state dict has 1 param group\(s\), this "
+                                         r"optimizer has 2.*same parameters, in the same "
+                                         r"groups and order.*Nothing was changed"):
+        split.load_state_dict(sd)
+    swapped = optim.Adam([b, a], lr=0.3)
+    with pytest.raises(ValueError, match=r"state\[0\]\['exp_avg'\] has shape \(3,\), but "
+                                         r"parameter 0 has shape \(2,2\).*same parameters, in "
+                                         r"the same groups and order.*Nothing was changed"):
+        swapped.load_state_dict(sd)
+    assert swapped.param_groups[0]["lr"] == 0.3 and not swapped.state

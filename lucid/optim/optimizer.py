@@ -39,6 +39,7 @@ and loaded into a fresh optimizer over the same parameters.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable, Iterable
@@ -55,8 +56,11 @@ from lucid.types import to_numeric_type
 
 __all__ = ["Optimizer", "merge_defaults"]
 
-#: how every refusal of a step ends: the optimizer checks before it changes anything
+#: how every refusal of a step or a load ends: the optimizer checks before it changes anything
 _UNCHANGED = "No parameter was changed."
+_UNCHANGED_LOAD = "Nothing was changed."
+_SAME_LAYOUT = ("load a state dict into an optimizer built like the one that saved it (the same "
+                f"parameters, in the same groups and order). {_UNCHANGED_LOAD}")
 
 
 def merge_defaults(name: str, hyper: dict[str, Any], defaults: dict | None) -> dict[str, Any]:
@@ -395,24 +399,15 @@ class Optimizer:
                 "(as returned by state_dict())"
             )
         saved_groups = state_dict["param_groups"]
-        if not isinstance(saved_groups, (list, tuple)) or len(saved_groups) != len(
-                self.param_groups):
-            n = len(saved_groups) if isinstance(saved_groups, (list, tuple)) else "?"
-            raise ValueError(
-                f"{name}.load_state_dict: the state dict has {n} param group(s), this "
-                f"optimizer has {len(self.param_groups)}"
-            )
+        if not isinstance(saved_groups, (list, tuple)):
+            raise ValueError(f"{name}.load_state_dict: 'param_groups' must be a list of dicts")
         for i, saved in enumerate(saved_groups):
-            missing = set(self.defaults) - set(saved) if isinstance(saved, dict) else set()
-            if missing:
-                given = sorted(set(saved) - {"params"})
-                raise ValueError(
-                    f"{name}.load_state_dict: param group {i} of the state dict has the "
-                    f"hyperparameters {', '.join(given)} but not {', '.join(sorted(missing))}, "
-                    f"which {name} needs: it was saved by another kind of optimizer. Load it "
-                    f"into the optimizer that saved it, or start a fresh {name}. Nothing was "
-                    "changed."
-                )
+            self._check_saved_kind(saved, i)
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"{name}.load_state_dict: the state dict has {len(saved_groups)} param "
+                f"group(s), this optimizer has {len(self.param_groups)}: {_SAME_LAYOUT}"
+            )
         by_index: dict[int, Tensor] = {}
         new_groups = []
         for i, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
@@ -421,7 +416,7 @@ class Optimizer:
                 n = len(ids) if isinstance(ids, (list, tuple)) else "?"
                 raise ValueError(
                     f"{name}.load_state_dict: param group {i} has {n} parameter(s) in the "
-                    f"state dict and {len(group['params'])} in this optimizer"
+                    f"state dict and {len(group['params'])} in this optimizer: {_SAME_LAYOUT}"
                 )
             for saved_id, p in zip(ids, group["params"]):
                 by_index[_as_index(name, saved_id)] = p
@@ -447,6 +442,27 @@ class Optimizer:
         self.param_groups = new_groups
         self.state = new_state
 
+    def _check_saved_kind(self, saved: Any, index: int) -> None:
+        """A saved param group has every hyperparameter this optimizer needs; if not, the
+        state dict came from another kind of optimizer, which the message names."""
+        name = type(self).__name__
+        if not isinstance(saved, dict):
+            raise ValueError(f"{name}.load_state_dict: param group {index} of the state dict "
+                             f"must be a dict, got {type(saved).__name__}")
+        missing = sorted(set(self.defaults) - set(saved))
+        if not missing:
+            return
+        given = sorted(set(saved) - {"params"})
+        kinds = " or ".join(_optimizers_with(set(given)))
+        fix = (f"Load it into {kinds} built over the same parameters" if kinds else
+               "Load it into the kind of optimizer that saved it")
+        raise ValueError(
+            f"{name}.load_state_dict: this state dict was saved by "
+            f"{kinds or 'another kind of optimizer'}: its param group {index} holds the "
+            f"hyperparameters {', '.join(given)}, without {', '.join(missing)}, which {name} "
+            f"needs. {fix}, or leave this {name} as it is (it starts afresh). {_UNCHANGED_LOAD}"
+        )
+
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
@@ -458,6 +474,20 @@ class Optimizer:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+def _optimizers_with(hyperparameters: set[str]) -> list[str]:
+    """The lucid.optim optimizers all of whose hyperparameters (their constructor's keywords)
+    are among ``hyperparameters``: who saved a state dict, for an error message."""
+    found, todo = [], list(Optimizer.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.__module__.startswith("lucid.optim.") and "__init__" in vars(cls):
+            keywords = set(inspect.signature(cls).parameters) - {"params", "defaults"}
+            if keywords <= hyperparameters:
+                found.append(cls.__name__)
+    return sorted(found)
+
+
 def _check_param(name: str, p: Any, group: int, i: int) -> None:
     """An optimizer moves leaf tensors that require grad (Parameters, or such a Tensor)."""
     if not isinstance(p, Tensor):
@@ -520,7 +550,7 @@ def _from_saved(name: str, idx: int, key: str, value: Any, p: Tensor) -> Any:
     if value.shape != p.shape:
         raise ValueError(
             f"{name}.load_state_dict: state[{idx}][{key!r}] has shape {fmt(value.shape)}, but "
-            f"parameter {idx} has shape {fmt(p.shape)}"
+            f"parameter {idx} has shape {fmt(p.shape)}: {_SAME_LAYOUT}"
         )
     return get_backend(p.device).asarray(value, dtype=p.data.dtype)
 
