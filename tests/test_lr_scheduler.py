@@ -3,6 +3,7 @@ ReduceLROnPlateau scenarios; state_dict round trips; errors."""
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -19,6 +20,7 @@ from lucid.optim.lr_scheduler import (
     ReduceLROnPlateau,
     StepLR,
 )
+from lucid.serialization import load, save
 
 
 def _opt(*lrs):
@@ -286,3 +288,127 @@ def test_resume_of_step_lr_from_the_issue():
     s2 = StepLR(opt2, 3, 0.5)
     s2.load_state_dict(s.state_dict())
     assert opt2.param_groups[0]["lr"] == pytest.approx(0.05)
+
+
+# -- resuming: every scheduler, every order, through a file ---------------------------------
+
+METRICS = [1.0, 0.9, 0.95, 0.96, 0.97, 0.98, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 0.9, 0.9]
+ALL_KINDS = {**{name: make for name, (make, _) in CLOSED_FORMS.items()},
+             "ReduceLROnPlateau": lambda o: ReduceLROnPlateau(o, patience=1, cooldown=1,
+                                                              factor=0.5, min_lr=[0.0, 0.01])}
+
+
+def _adam(*lrs):
+    """Adam this time: its betas come back from a file as a list."""
+    return Adam([{"params": [Parameter(np.ones(1))], "lr": lr} for lr in lrs], lr=lrs[0])
+
+
+def _epochs(sched, metrics):
+    """The rates every group trains with, epoch after epoch (a plateau scheduler is told the
+    epoch's metric, the others just step)."""
+    out = []
+    for m in metrics:
+        out.append([g["lr"] for g in sched.optimizer.param_groups])
+        assert sched.get_last_lr() == out[-1]
+        if type(sched).__name__ == "ReduceLROnPlateau":  # Lucid's or PyTorch's
+            sched.step(m)
+        else:
+            sched.step()
+    return out
+
+
+@pytest.mark.parametrize("order", ["optimizer-first", "scheduler-first"])
+@pytest.mark.parametrize("name", list(ALL_KINDS))
+def test_every_scheduler_resumed_from_a_file_continues_the_uninterrupted_run(name, order):
+    make = ALL_KINDS[name]
+    whole = _epochs(make(_adam(0.1, 0.03)), METRICS)
+
+    first = make(_adam(0.1, 0.03))
+    _epochs(first, METRICS[:5])
+    buf = io.BytesIO()
+    save({"optim": first.optimizer.state_dict(), "sched": first.state_dict()}, buf)
+    buf.seek(0)
+    saved = load(buf)
+
+    opt = _adam(0.5, 0.5)  # built with other rates: the saved ones must win
+    if order == "optimizer-first":  # PyTorch's recipe
+        opt.load_state_dict(saved["optim"])
+        second = make(opt)
+    else:
+        second = make(opt)
+        opt.load_state_dict(saved["optim"])
+    second.load_state_dict(saved["sched"])
+    assert second.last_epoch == first.last_epoch
+    assert _epochs(second, METRICS[5:]) == whole[5:]
+
+
+# no training here, so PyTorch's schedulers step without optimizer steps
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)`")
+@pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+                                  "ReduceLROnPlateau"])
+def test_resumed_rates_match_pytorchs_resume_when_available(name):
+    """Resumed PyTorch's way (optimizer state, new scheduler, scheduler state), both give the
+    same rates.  (LambdaLR is left out: PyTorch trains the first resumed epoch at
+    base_lr * lr_lambda(0) -- building the scheduler sets it and loading its state does not
+    undo it -- where Lucid continues the run.)"""
+    torch = pytest.importorskip("torch")
+    sched_mod = torch.optim.lr_scheduler
+
+    def torch_make(o):
+        return {"StepLR": lambda: sched_mod.StepLR(o, 3, 0.5),
+                "MultiStepLR": lambda: sched_mod.MultiStepLR(o, [2, 5, 5, 9], 0.1),
+                "ExponentialLR": lambda: sched_mod.ExponentialLR(o, 0.9),
+                "CosineAnnealingLR": lambda: sched_mod.CosineAnnealingLR(o, 10, 0.001),
+                "ReduceLROnPlateau": lambda: sched_mod.ReduceLROnPlateau(
+                    o, patience=1, cooldown=1, factor=0.5, min_lr=[0.0, 0.01])}[name]()
+
+    def torch_opt():
+        return torch.optim.Adam([{"params": [torch.zeros(1, requires_grad=True)], "lr": lr}
+                                 for lr in (0.1, 0.03)], lr=0.1)
+
+    traces = []
+    for make_opt, make in ((torch_opt, torch_make), (lambda: _adam(0.1, 0.03), ALL_KINDS[name])):
+        first = make(make_opt())
+        _epochs(first, METRICS[:5])
+        opt = make_opt()
+        opt.load_state_dict(first.optimizer.state_dict())
+        second = make(opt)
+        second.load_state_dict(first.state_dict())
+        traces.append(_epochs(second, METRICS[5:]))
+    np.testing.assert_allclose(traces[1], traces[0], rtol=1e-12)
+
+
+SETTINGS = {"StepLR": ["step_size", "gamma"], "MultiStepLR": ["milestones", "gamma"],
+            "ExponentialLR": ["gamma"], "CosineAnnealingLR": ["T_max", "eta_min"],
+            "LambdaLR": [], "ReduceLROnPlateau": ["factor", "mode", "patience"]}
+
+
+@pytest.mark.parametrize("saver,loader", [(s, t) for s in ALL_KINDS for t in ALL_KINDS if s != t])
+def test_a_scheduler_state_dict_of_another_kind_is_refused_unchanged(saver, loader):
+    """An ExponentialLR's state loaded into a StepLR would quietly replace its gamma and keep
+    its step_size; any other kind's state is refused, naming what does not fit."""
+    donor = ALL_KINDS[saver](_adam(0.1, 0.03))
+    _epochs(donor, METRICS[:3])
+    sched = ALL_KINDS[loader](_adam(0.1, 0.03))
+    _epochs(sched, METRICS[:2])
+    before = (sched.state_dict(), [g["lr"] for g in sched.optimizer.param_groups])
+    with pytest.raises(ValueError, match=rf"^{loader}\.load_state_dict: this state dict does not "
+                                         rf"fit a {loader}.*saved by another kind of "
+                                         r"scheduler.*Nothing was changed\.$") as info:
+        sched.load_state_dict(donor.state_dict())
+    for key in set(SETTINGS[saver]) ^ set(SETTINGS[loader]):
+        assert key in str(info.value)
+    assert sched.state_dict() == before[0]
+    assert [g["lr"] for g in sched.optimizer.param_groups] == before[1]
+
+
+def test_state_dicts_hold_copies_of_lists_both_ways():
+    sched = MultiStepLR(_opt(0.1, 0.03), milestones=[2, 4])
+    saved = sched.state_dict()
+    saved["base_lrs"][0] = 9.0
+    saved["milestones"].append(6)
+    assert sched.base_lrs == [0.1, 0.03] and sched.milestones == [2, 4]
+    other = MultiStepLR(_opt(0.1, 0.03), milestones=[1])
+    other.load_state_dict(saved)
+    saved["milestones"].append(8)
+    assert other.milestones == [2, 4, 6]

@@ -14,8 +14,18 @@ number and the group's initial learning rate (``base_lrs``), written in its docs
 ``ReduceLROnPlateau`` is the exception: it reacts to a measured metric (``sched.step(val_loss)``)
 instead of following a formula.
 
-``state_dict()`` / ``load_state_dict()`` save and restore a scheduler's counters (plain numbers
-and lists, so ``lucid.save`` can write them); the optimizer is saved separately.
+``state_dict()`` / ``load_state_dict()`` save and restore a scheduler's counters and settings
+(plain numbers and lists, so ``lucid.save`` can write them); the optimizer is saved separately.
+To resume a run, PyTorch's recipe::
+
+    opt.load_state_dict(saved["optimizer"])     # its groups carry "lr" and "initial_lr"
+    sched = StepLR(opt, step_size=30, gamma=0.1)
+    sched.load_state_dict(saved["scheduler"])   # last_epoch, base_lrs, _last_lr
+
+(or ``StepLR(opt, 30, 0.1, last_epoch=k)`` for a run stopped after epoch ``k``); the rates then
+go on exactly as in the uninterrupted run.  A scheduler built on a loaded optimizer *without*
+loading its state starts its schedule over from ``initial_lr`` -- PyTorch's multiplicative
+schedulers instead scale the loaded rate from epoch 0 on; neither continues the run.
 """
 
 from __future__ import annotations
@@ -127,30 +137,41 @@ class LRScheduler:
     def state_dict(self) -> dict[str, Any]:
         """The scheduler's counters and settings (everything but the optimizer and any
         functions, which cannot be saved)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()
-                if k not in self._not_saved and not callable(v)}
+        return {k: (list(v) if isinstance(v, (list, tuple)) else v)  # copies of lists
+                for k, v in self.__dict__.items() if k not in self._not_saved and not callable(v)}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore counters saved by :meth:`state_dict`."""
+        """Restore counters and settings saved by :meth:`state_dict` of a scheduler of the
+        same kind (checked: another kind's state would quietly mix two schedules).  Nothing
+        changes when an error is raised."""
+        name = type(self).__name__
         if not isinstance(state_dict, dict):
-            raise TypeError(f"{type(self).__name__}.load_state_dict: expected a dict, got "
+            raise TypeError(f"{name}.load_state_dict: expected a dict, got "
                             f"{type(state_dict).__name__}")
-        unknown = sorted(set(state_dict) - set(self.state_dict()))
-        if unknown:
-            raise ValueError(f"{type(self).__name__}.load_state_dict: unexpected key(s) "
-                             f"{unknown}")
-        last = state_dict.get("_last_lr")
-        groups = self.optimizer.param_groups
-        if last is not None and (not isinstance(last, (list, tuple)) or len(last) != len(groups)):
+        own = set(self.state_dict())
+        unknown, missing = sorted(set(state_dict) - own), sorted(own - set(state_dict))
+        if unknown or missing:
+            has = f"; it has {', '.join(unknown)}, which a {name} does not keep" if unknown else ""
+            lacks = f"; it lacks {', '.join(missing)}" if missing else ""
             raise ValueError(
-                f"{type(self).__name__}.load_state_dict: the state dict has learning rates for "
-                f"{len(last) if isinstance(last, (list, tuple)) else '?'} param group(s), the "
-                f"optimizer has {len(groups)}"
+                f"{name}.load_state_dict: this state dict does not fit a {name}{has}{lacks}: "
+                f"it was saved by another kind of scheduler. Load it into a scheduler of the "
+                f"kind that saved it, or leave this {name} as it is. Nothing was changed."
             )
-        self.__dict__.update(state_dict)
-        if last:  # resume at the rate the saved scheduler had set (constructing this one set
-            for group, lr in zip(groups, last):  # epoch 0's), as PyTorch resumes
-                group["lr"] = lr
+        last = state_dict["_last_lr"]
+        groups = self.optimizer.param_groups
+        if not isinstance(last, (list, tuple)) or len(last) != len(groups):
+            raise ValueError(
+                f"{name}.load_state_dict: the state dict has learning rates for "
+                f"{len(last) if isinstance(last, (list, tuple)) else '?'} param group(s), the "
+                f"optimizer has {len(groups)}. Nothing was changed."
+            )
+        self.__dict__.update({k: list(v) if isinstance(v, list) else v
+                              for k, v in state_dict.items()})
+        # resume at the rate the saved scheduler had set: building this one set epoch 0's
+        # (the optimizer's state dict, if loaded, carries the same rate)
+        for group, lr in zip(groups, last):
+            group["lr"] = lr
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self.get_last_lr()})"
