@@ -54,10 +54,22 @@ def _affine(y: Tensor, weight: Any, bias: Any, shape: tuple[int, ...]) -> Tensor
     return y
 
 
-def _store(buffer: Tensor, value: Tensor) -> None:
-    """Overwrite ``buffer``'s values in place (keeping its dtype) and bump its version."""
-    buffer.data = value.astype(buffer.dtype).data
-    buffer._version += 1
+def _update_running(running_mean: Tensor, running_var: Tensor, mean: Tensor, unbiased: Tensor,
+                    momentum: float) -> None:
+    """``running <- (1 - momentum) running + momentum batch_statistic`` for both statistics,
+    outside the graph, all or nothing: both new values are computed before either is stored.
+
+    They are computed now (``evaluate``): on "gpu" MLX would otherwise keep each update as a
+    lazy expression of the previous one, and the running statistics would hold a graph (and
+    memory) that grows with every training step.
+    """
+    with no_grad():
+        new = [((1.0 - momentum) * running + momentum * stat).astype(running.dtype)
+               for running, stat in ((running_mean, mean), (running_var, unbiased))]
+    evaluate(*new)
+    for buffer, value in zip((running_mean, running_var), new):
+        buffer.data = value.data
+        buffer._version += 1
 
 
 def _check_vector(fn: str, name: str, value: Any, n: int) -> None:
@@ -109,26 +121,20 @@ def batch_norm(
             )
         axes = (0, *range(2, x.ndim))
         y, mu, var = _normalize(x, axes, eps)
+        out = _affine(y, weight, bias, shape)
         if running_mean is not None and running_var is not None:
-            with no_grad():
-                unbiased = var.reshape(n_ch) * (n / (n - 1))
-                _store(running_mean, (1.0 - momentum) * running_mean + momentum * mu.reshape(n_ch))
-                _store(running_var, (1.0 - momentum) * running_var + momentum * unbiased)
-            # computed now: on "gpu" MLX would otherwise keep each update as a lazy expression
-            # of the previous one, and the running statistics would hold a graph (and memory)
-            # that grows with every training step
-            evaluate(running_mean, running_var)
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError(
-                "batch_norm: evaluation (training=False) normalises with running_mean and "
-                "running_var; pass them, or use training=True for batch statistics"
-            )
-        with no_grad():  # constants: the running statistics get no gradient
-            shift = running_mean.reshape(shape)
-            scale = 1.0 / sqrt(running_var.reshape(shape) + eps)
-        y = (x - shift) * scale
-    return _affine(y, weight, bias, shape)
+            _update_running(running_mean, running_var, mu.reshape(n_ch),
+                            var.reshape(n_ch) * (n / (n - 1)), momentum)
+        return out
+    if running_mean is None or running_var is None:
+        raise ValueError(
+            "batch_norm: evaluation (training=False) normalises with running_mean and "
+            "running_var; pass them, or use training=True for batch statistics"
+        )
+    with no_grad():  # constants: the running statistics get no gradient
+        shift = running_mean.reshape(shape)
+        scale = 1.0 / sqrt(running_var.reshape(shape) + eps)
+    return _affine((x - shift) * scale, weight, bias, shape)
 
 
 def layer_norm(

@@ -91,20 +91,14 @@ class _BatchNorm(Module):
                 f"{name}: input {fmt(x.shape)} has {x.shape[1]} channels (axis 1), but the "
                 f"layer was built for num_features={self.num_features}"
             )
+        counting = self.training and self.track_running_stats
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            counter = self.num_batches_tracked
-            counter.data = counter.data + 1
-            counter._version += 1
-            # computed now, like the running statistics: on "gpu" a lazy "+ 1" would chain
-            # every training step onto the one before (about 1 KB of MLX graph a step)
-            evaluate(counter)
-            if self.momentum is None:
-                factor = 1.0 / int(counter.item())
+        if counting and self.momentum is None:  # the cumulative average over n batches
+            factor = 1.0 / (int(self.num_batches_tracked.item()) + 1)
         # batch statistics in training, or always when no running statistics are kept
         use_batch = self.training or self.running_mean is None
         update = not self.training or self.track_running_stats
-        return batch_norm(
+        out = batch_norm(
             x,
             self.running_mean if update else None,
             self.running_var if update else None,
@@ -114,6 +108,14 @@ class _BatchNorm(Module):
             factor,
             self.eps,
         )
+        if counting:  # only now: a batch that batch_norm refused is not counted
+            counter = self.num_batches_tracked
+            counter.data = counter.data + 1
+            counter._version += 1
+            # computed now, like the running statistics: on "gpu" a lazy "+ 1" would chain
+            # every training step onto the one before (about 1 KB of MLX graph a step)
+            evaluate(counter)
+        return out
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
