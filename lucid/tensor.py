@@ -22,6 +22,7 @@ import numpy as np
 from lucid import types
 from lucid.autograd import engine
 from lucid.backends import check_device, get_backend
+from lucid.cost import Cost, total_cost
 from lucid.shapes import fmt
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -43,11 +44,15 @@ class RemovableHandle:
 
 
 class Tensor:
-    """``Tensor(data, requires_grad=False, keep_grad=False, dtype=None, device="cpu")``.
+    """``Tensor(data, requires_grad=False, keep_grad=False, dtype=None, device="cpu",
+    name=None)``.
 
     ``data`` may be a Python scalar or (nested) list, a NumPy array or another Tensor.  Python
     floats become float64 and ints int64 (NumPy's defaults).  ``dtype`` accepts a
     :class:`lucid.types.Numeric` (``lucid.Float32``), a builtin (``float``) or a NumPy dtype.
+    ``name`` (also settable later: ``t.name = "w"``) labels the tensor where students see it:
+    its node in ``lucid_viz`` pictures, the backward stepper, error messages.  A module names
+    its parameters by their path (``fc1.weight``) unless they already have a name.
     """
 
     __slots__ = (
@@ -63,6 +68,7 @@ class Tensor:
         "_g",
         "_free",
         "_dtype",
+        "name",
         "__weakref__",
     )
 
@@ -76,8 +82,11 @@ class Tensor:
         keep_grad: bool = False,
         dtype: Any = None,
         device: str = "cpu",
+        name: str | None = None,
     ) -> None:
         check_device(device)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Tensor: name must be a string or None, got {type(name).__name__}")
         backend = get_backend(device)
         free = isinstance(data, (*_PY_SCALARS, list, tuple))
         if isinstance(data, Tensor):
@@ -114,6 +123,7 @@ class Tensor:
         self._g = None
         self._free = free
         self._dtype = logical
+        self.name = name
 
     @classmethod
     def _wrap(cls, data: Any, device: str, requires_grad: bool = False) -> Tensor:
@@ -131,6 +141,7 @@ class Tensor:
         t._g = None
         t._free = False
         t._dtype = None
+        t.name = None
         return t
 
     # -- basic properties ----------------------------------------------------------------
@@ -270,24 +281,32 @@ class Tensor:
 
     @property
     def flops(self) -> int:
-        """Forward FLOPs recorded (inside ``count_flops()``) for the graph below this tensor.
+        """The seed's count of forward work recorded (inside ``count_flops()``) for the graph
+        below this tensor: every op's count added as it is -- multiply-adds (MACs) of
+        matmul/linear/conv and the FLOPs of every other op.  :attr:`cost` keeps the two apart.
 
         Walks ``_prev`` iteratively and counts each node once, so a tensor reused along two
-        paths is not counted twice.  Units: MACs for matmul/conv, elements for elementwise ops.
+        paths is not counted twice.
         """
-        total = 0
+        return self.cost.seed_count
+
+    @property
+    def cost(self) -> Cost:
+        """The forward work recorded for the graph below this tensor in honest units:
+        ``Cost(macs=..., flops=...)``; ``str(y.cost)`` reads ``'60 MACs + 45 FLOPs'`` and
+        ``y.cost.in_flops`` gives everything in FLOPs (see :mod:`lucid.cost`)."""
+        ops = []
         seen = {id(self)}
         stack = [self]
         while stack:
             node = stack.pop()
-            op = node._op
-            if op is not None:
-                total += getattr(op, "flops", 0)
+            if node._op is not None:
+                ops.append(node._op)
             for parent in node._prev:
                 if id(parent) not in seen:
                     seen.add(id(parent))
                     stack.append(parent)
-        return total
+        return total_cost(ops)
 
     # -- Python protocol -----------------------------------------------------------------
     __hash__ = object.__hash__  # __eq__ is elementwise; identity hashing keeps sets working
@@ -327,7 +346,14 @@ class Tensor:
             extra += f", dtype={dtype.name}"
         if self.requires_grad:
             extra += ", requires_grad=True" if self._op is None else f", op={self.op_name}"
+        if self.name is not None:
+            extra += f", name={self.name!r}"
         return f"Tensor({body}{extra})"
+
+    def describe(self) -> str:
+        """How error messages name this tensor: ``'w' (3, 4)`` when named, else its shape."""
+        shape = fmt(self.shape)
+        return f"{self.name!r} {shape}" if self.name is not None else shape
 
 
 def _array_hook(hook: Callable[[Tensor], Any], device: str, shape: tuple[int, ...]) -> Callable:

@@ -6,9 +6,10 @@
   its module path (``layer1.0.conv1.weight``); inputs and constants.
 * **Devices** -- fill colours from a cpu palette (blues) and a gpu palette (oranges), a legend,
   and an edge where data moves between devices drawn bold and dashed with a ``→ gpu`` label.
-* **FLOPs** -- per node and in total in the title, in the seed's unit: MACs (a multiply-add
-  counts once for matmul and convolution; an elementwise op counts its output elements), or
-  ``flops_unit="2*MACs"`` to count the multiply and the add separately.
+* **Counts** -- per node and in total in the title, in honest units: MACs (multiply-adds) for
+  matmul, linear layers and convolutions, FLOPs for every other op (one per element
+  operation); ``flops_unit="FLOPs"`` shows everything in FLOPs (a multiply-add is 2).  The
+  convention is stated once, in the legend.
 
 Which nodes are drawn, and grouped how (clusters, collapsed modules, roll-ups, the node-count
 guard), is the view's business (:mod:`lucid_viz.view`); this module only writes it out.  The
@@ -24,11 +25,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lucid.backends import get_backend
+from lucid.cost import Cost, check_unit
 from lucid.shapes import fmt
 from lucid_viz.graph import Edge, Graph, Node
+from lucid_viz.values import value_lines
 from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, _View, build_view
 
-__all__ = ["PALETTES", "HIGHLIGHT", "CROSS_DEVICE", "sum_flops", "to_dot"]
+__all__ = ["PALETTES", "HIGHLIGHT", "CROSS_DEVICE", "sum_cost", "to_dot"]
 
 # Fill colours per device and role group; ``line`` is the border.  Lower-case hex: that is how
 # Graphviz writes them into the SVG.
@@ -42,9 +46,9 @@ _OTHER = {"op": "#e6e6e6", "parameter": "#cccccc", "data": "#f5f5f5", "module": 
           "line": "#666666"}
 HIGHLIGHT = "#d62728"  # default colour of highlighted nodes and edges (the backward stepper)
 CROSS_DEVICE = "#7b3294"  # an edge along which data is copied to another device
+FONT_PT = 11  # node text (pt): readable from the back of a lecture hall
 _ROLE_GROUP = {"intermediate": "op", "output": "op", "parameter": "parameter",
                "buffer": "parameter", "input": "data", "constant": "data"}
-_UNITS = {"MACs": 1, "2*MACs": 2, "2·MACs": 2}
 
 # -- labels ------------------------------------------------------------------------------
 
@@ -57,50 +61,103 @@ def _shape(shape: tuple[int, ...]) -> str:
     return "scalar" if shape == () else fmt(shape)
 
 
-def _flops_text(flops: int | None, scale: int, unit: str) -> str:
-    return "FLOPs uncounted" if flops is None else f"{flops * scale:,} {unit}"
+def _cost_text(cost: Cost | None, unit: str) -> str:
+    return "not counted" if cost is None else cost.text(unit)
 
 
-def sum_flops(nodes: Iterable[Node], backward: bool = False) -> int | None:
-    values = [n.flops_bwd if backward else n.flops for n in nodes if not n.is_leaf]
-    counted = [v for v in values if v is not None]
-    return sum(counted) if counted or not values else None
+def sum_cost(nodes: Iterable[Node], backward: bool = False) -> Cost | None:
+    """The summed count of the ops among ``nodes``; None when none of them was counted."""
+    costs = [n.cost(backward) for n in nodes if not n.is_leaf]
+    counted = [c for c in costs if c is not None]
+    if costs and not counted:
+        return None
+    total = Cost()
+    for c in counted:
+        total = total + c
+    return total
 
 
-def _constant_text(graph: Graph, node: Node) -> str:
-    if node.shape == () or all(d == 1 for d in node.shape):
-        try:
-            return f"{graph.tensor(node.id).item():g}"
-        except (KeyError, TypeError, ValueError):  # a graph without live tensors, a bool
-            pass
-    return "constant"
+#: what a node may show (``show=``); every node also names itself on its first line
+SHOW = ("name", "shape", "dtype", "device", "flops", "bytes", "data", "grad")
+DEFAULT_SHOW = ("name", "shape", "dtype", "flops")
 
 
 @dataclass(frozen=True)
 class _Opts:
-    scale: int
-    unit: str
+    unit: str  # "MACs" (multiply-adds as MACs, the rest as FLOPs) or "FLOPs"
     backward: bool
     types: Mapping[str, str]
+    counted: bool = True  # the graph was recorded under count_flops (else no count lines)
+    show: tuple[str, ...] = DEFAULT_SHOW
+    grads: Mapping[str, Any] | None = None  # node id -> dL/dnode (when "grad" is shown)
+
+
+def check_show(show: Any, where: str) -> tuple[str, ...]:
+    """``show`` as a tuple of :data:`SHOW` entries, else a clear error naming ``where``."""
+    if isinstance(show, str):
+        show = (show,)
+    show = tuple(show)
+    unknown = [s for s in show if s not in SHOW]
+    if unknown:
+        raise ValueError(f"{where}: show may hold {', '.join(map(repr, SHOW))}; got "
+                         f"{', '.join(map(repr, unknown))}")
+    return show
+
+
+def options(graph: Graph, flops_unit: str, backward: bool, modules: ModuleInfo | None,
+            where: str, show: Any = DEFAULT_SHOW) -> _Opts:
+    """The label options of a picture of ``graph`` (``where`` names the caller in errors)."""
+    ops = [n for n in graph.nodes if not n.is_leaf]
+    show = check_show(show, where)
+    return _Opts(check_unit(flops_unit, f"{where}: flops_unit"), backward,
+                 dict(modules.types) if modules is not None else {},
+                 counted=not ops or any(n.flops is not None for n in ops), show=show,
+                 grads=graph.grads() if "grad" in show else None)
+
+
+def _values(graph: Graph, node_id: str) -> Any:
+    try:
+        return graph.tensor(node_id).numpy()
+    except KeyError:  # a graph model without its live tensors
+        return None
+
+
+def _first_line(n: Node, o: _Opts) -> str:
+    """The node's name (or what it is and its id), as tables about the graph call it."""
+    if n.is_leaf:
+        head = n.title
+        if n.role == "buffer":
+            head += " (buffer)"
+        elif n.role == "parameter" and not n.requires_grad:
+            head += " (frozen)"
+        return head
+    head = f"{n.name} = {n.op}" if n.name is not None else n.title
+    return head + (" (output)" if n.role == "output" else "")
 
 
 def _node_label(graph: Graph, n: Node, o: _Opts, note: str | None) -> str:
-    typed = f"{_shape(n.shape)} {n.dtype}"
-    if n.role in ("parameter", "buffer"):
-        lines = [n.name or n.role, typed]
-        if n.role == "buffer":
-            lines[0] += " (buffer)"
-        elif not n.requires_grad:
-            lines[0] += " (frozen)"
-    elif n.role == "constant":
-        lines = [_constant_text(graph, n), typed]
-    elif n.role == "input":
-        lines = ["input", typed]
-    else:
-        lines = [n.op + (" (output)" if n.role == "output" else ""), typed,
-                 _flops_text(n.flops, o.scale, o.unit)]
+    lines = [_first_line(n, o)]
+    typed = " ".join(x for k, x in (("shape", _shape(n.shape)), ("dtype", n.dtype))
+                     if k in o.show)
+    if typed:
+        lines.append(typed)
+    if "device" in o.show:
+        lines.append(f"on {n.device}")
+    if "bytes" in o.show:
+        lines.append(f"{n.bytes:,} bytes")
+    small_constant = n.role == "constant" and all(d == 1 for d in n.shape)
+    if "data" in o.show or small_constant:  # a constant 2 is drawn as its value
+        values = _values(graph, n.id)
+        if values is not None:
+            lines += value_lines("data" if "data" in o.show else "value", values)
+    if o.grads is not None and n.requires_grad:
+        g = o.grads.get(n.id)
+        lines += (["grad not kept"] if g is None else
+                  value_lines("grad", get_backend(n.device).to_numpy(g)))
+    if not n.is_leaf and o.counted and "flops" in o.show:
+        lines.append(_cost_text(n.cost(), o.unit))
         if o.backward:
-            lines.append("bwd " + _flops_text(n.flops_bwd, o.scale, o.unit))
+            lines.append("bwd " + _cost_text(n.cost(True), o.unit))
     if note:
         lines.append(note)
     return "\n".join(lines)
@@ -118,9 +175,10 @@ def _box_label(graph: Graph, s: _Shown, o: _Opts, out: Node) -> str:
         call = f" (call {s.id.rsplit('#', 1)[1]})" if "#" in s.id else ""
         lines = [path + (f" ({kind})" if kind else "") + call]
     lines.append(f"{_shape(out.shape)} {out.dtype}")
-    lines.append(_flops_text(sum_flops(nodes), o.scale, o.unit))
-    if o.backward:
-        lines.append("bwd " + _flops_text(sum_flops(nodes, True), o.scale, o.unit))
+    if o.counted:
+        lines.append(_cost_text(sum_cost(nodes), o.unit))
+        if o.backward:
+            lines.append("bwd " + _cost_text(sum_cost(nodes, True), o.unit))
     n_params = sum(_numel(n.shape) for n in nodes if n.role == "parameter")
     if n_params:
         lines.append(f"{n_params:,} params")
@@ -174,6 +232,7 @@ def to_dot(
     key: Iterable[tuple[str, str]] = (),
     flops_unit: str = "MACs",
     backward: bool = False,
+    show: Any = DEFAULT_SHOW,
     title: str | None = None,
     legend: bool = True,
     rollup: bool = True,
@@ -204,23 +263,29 @@ def to_dot(
     ``key`` explains colours in the legend: ``(colour, text)`` pairs (``("#d62728", "the node
     being processed")``; an entry whose text starts with "edge:" is drawn as an edge).
 
-    ``flops_unit``: ``"MACs"`` (the seed's convention) or ``"2*MACs"`` (labels then say
-    "FLOPs", every count doubled).  ``backward=True`` adds backward FLOPs.  ``modules`` (from
+    ``flops_unit``: ``"MACs"`` (multiply-adds of matmul/linear/conv as MACs, every other op in
+    FLOPs) or ``"FLOPs"`` (everything in FLOPs, a multiply-add counted as 2; ``"2*MACs"`` is
+    the same).  ``backward=True`` adds backward counts.
+
+    ``show``: what each node shows besides its name (or what it is and its id: ``input n0``,
+    ``Mul n2``, the same words the backward stepper's table uses), any of ``"name"``,
+    ``"shape"``, ``"dtype"``, ``"device"``, ``"flops"``, ``"bytes"``, ``"data"``, ``"grad"``;
+    default ``("name", "shape", "dtype", "flops")``.  ``"data"`` and ``"grad"`` show every
+    value of a tensor of at most 8 elements, and mean, std, min and max of a larger one.
+    Gradients are the tensors' ``.grad`` (every node's after ``backward(keep_grad=True)``),
+    or, while the graph is alive, computed by one backward walk that writes no ``.grad``.
+
+    ``modules`` (from
     :func:`trace_with_modules`) places ops run in a container's own ``forward`` and names
     module classes; without it they are inferred from the graph.
     """
-    if flops_unit not in _UNITS:
-        raise ValueError(f"to_dot: flops_unit must be one of {sorted(_UNITS)}, got "
-                         f"{flops_unit!r}")
     if depth is not None and (not isinstance(depth, int) or depth < 1):
         raise ValueError(f"to_dot: depth must be None (every op) or an int >= 1, got {depth!r}")
     if max_nodes is not None and max_nodes < 2:
         raise ValueError(f"to_dot: max_nodes must be None or at least 2, got {max_nodes!r}")
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError(f"to_dot: rankdir must be TB, LR, BT or RL, got {rankdir!r}")
-    scale = _UNITS[flops_unit]
-    o = _Opts(scale, "MACs" if scale == 1 else "FLOPs", backward,
-              dict(modules.types) if modules is not None else {})
+    o = options(graph, flops_unit, backward, modules, "to_dot", show)
     view, guard_note = build_view(graph, modules, depth=depth, max_nodes=max_nodes,
                                   rollup=rollup)
     consumers: dict[str, list[str]] = defaultdict(list)
@@ -231,28 +296,58 @@ def to_dot(
                  notes or {}, consumers, list(key))
 
 
-def _title(graph: Graph, o: _Opts, title: str | None, guard_note: str | None) -> str:
-    ops = [n for n in graph.nodes if not n.is_leaf]
-    head = title or (o.types.get("") or "Lucid graph")
-    lines = [head]
-    total = sum_flops(graph.nodes)
-    if total is None or (ops and all(n.flops is None for n in ops)):
-        lines.append("FLOPs not counted: record the graph inside lucid.count_flops(), "
-                     "or draw(model, input)")
+#: the longest line of a title before it wraps (characters): a title never sets the width
+TITLE_WIDTH = 44
+
+
+def wrap(text: str, width: int = TITLE_WIDTH) -> list[str]:
+    """``text`` as lines of at most ``width`` characters, broken at spaces (each existing line
+    break kept); a single word longer than ``width`` stays whole."""
+    lines: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split(" "):
+            if line and len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return lines
+
+
+def caption(unit: str, width: int = 30) -> str:
+    """The unit convention, the picture's caption (in its legend), in lines of ``width``."""
+    if unit == "FLOPs":
+        sentences = ["FLOPs: one per element operation;",
+                     "a multiply-add (matmul, linear, convolution) counts 2"]
     else:
-        text = f"total {total * o.scale:,} {o.unit} forward"
+        sentences = ["MACs: multiply-adds (matmul, linear, convolution);",
+                     "FLOPs: every other operation"]
+    return "\n".join(line for s in sentences for line in wrap(s, width))
+
+
+def _title(graph: Graph, o: _Opts, title: str | None, guard_note: str | None,
+           legend: bool, width: int = TITLE_WIDTH) -> str:
+    ops = [n for n in graph.nodes if not n.is_leaf]
+    lines = wrap(title or (o.types.get("") or "Lucid graph"), width)
+    if not o.counted:
+        if "flops" in o.show:
+            lines += wrap("not counted: record the graph inside lucid.count_flops(), or "
+                          "draw(model, input)", width)
+    elif "flops" in o.show:
+        lines += wrap("forward: " + _cost_text(sum_cost(graph.nodes), o.unit), width)
         if o.backward:
-            bwd = sum_flops(graph.nodes, True) or 0
-            text += f", {bwd * o.scale:,} {o.unit} backward"
-        lines.append(text)
-        lines.append("unit: MACs (matmul/conv: one per multiply-add; elementwise: one per "
-                     "output element)" if o.scale == 1 else
-                     "unit: FLOPs = 2*MACs (multiply and add counted separately)")
+            lines += wrap("backward: " + _cost_text(sum_cost(graph.nodes, True), o.unit),
+                          width)
+        if not legend:  # the caption has no legend to sit in
+            lines += wrap(caption(o.unit, 10**6).replace("\n", " "), width)
     uncounted = sorted({n.op for n in ops if n.flops is None})
     if uncounted and len(uncounted) < len({n.op for n in ops}):
-        lines.append("uncounted ops: " + ", ".join(uncounted))
-    lines.append(f"{len(graph.nodes)} nodes, {len(ops)} ops"
-                 + (f", {guard_note}" if guard_note else ""))
+        lines += wrap("not counted: " + ", ".join(uncounted), width)
+    lines.append(f"{len(graph.nodes)} nodes, {len(ops)} ops")
+    if guard_note:
+        lines += wrap(guard_note, width)
     return "\n".join(lines)
 
 
@@ -262,11 +357,11 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
           consumers: Mapping[str, list[str]], key: list[tuple[str, str]]) -> str:
     lines = [
         "digraph lucid {",
-        f"  graph [rankdir={rankdir}, labelloc=t, fontname=\"Helvetica\", fontsize=12, "
-        f"nodesep=0.25, ranksep=0.35, label={_q(_title(graph, o, title, guard_note))}];",
-        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=9, '
+        f"  graph [rankdir={rankdir}, labelloc=t, fontname=\"Helvetica\", fontsize=14, "
+        f"nodesep=0.3, ranksep=0.4, label={_q(_title(graph, o, title, guard_note, legend))}];",
+        f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={FONT_PT}, '
         'penwidth=1];',
-        '  edge [color="#666666", arrowsize=0.6, fontname="Helvetica", fontsize=8];',
+        '  edge [color="#666666", arrowsize=0.7, fontname="Helvetica", fontsize=11];',
     ]
     devices_seen: dict[str, set[str]] = defaultdict(set)
 
@@ -329,12 +424,12 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
                 continue
             name = ".".join(item)
             label = name + (f" ({o.types[name]})" if name in o.types else "")
-            total = sum_flops(graph.node(m) for m in flops_in[item])
-            if total is not None:
-                label += f"\n{total * o.scale:,} {o.unit}"
+            total = sum_cost(graph.node(m) for m in flops_in[item])
+            if total is not None and o.counted:
+                label += "\n" + total.text(o.unit)
             lines.append(f"{indent}subgraph {_q('cluster_' + name)} {{")
             lines.append(f'{indent}  label={_q(label)}; style="rounded"; color="#9a9a9a"; '
-                         f'fontsize=10; labeljust=l;')
+                         f'fontsize=12; labeljust=l;')
             emit_cluster(item, indent + "  ")
             lines.append(indent + "}")
 
@@ -365,7 +460,7 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
 
     if legend and devices_seen:
         lines.append('  subgraph "cluster_legend" {')
-        lines.append('    label="legend"; style="rounded"; color="#bbbbbb"; fontsize=9;')
+        lines.append('    label="legend"; style="rounded"; color="#bbbbbb"; fontsize=11;')
         names = {"op": "ops", "parameter": "parameters", "data": "inputs",
                  "module": "modules"}
         shapes = {"op": "box", "parameter": "cylinder", "data": "ellipse", "module": "box"}
@@ -378,25 +473,28 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
                                  f"[label={_q(f'{device} {names[group]}')}, "
                                  f"fillcolor=\"{pal[group]}\", color=\"{pal['line']}\", "
                                  f"shape={shapes[group]}, "
-                                 f"style={_q(styles.get(group, 'filled'))}, fontsize=8];")
+                                 f"style={_q(styles.get(group, 'filled'))}, fontsize=11];")
         if crossing:
             lines.append('    "legend:copy:a" [label="", shape=point, width=0.05];')
             lines.append('    "legend:copy:b" [label="data copied to another device", '
-                         'shape=plaintext, style=solid, fontsize=8];')
+                         'shape=plaintext, style=solid, fontsize=11];')
             lines.append(f'    "legend:copy:a" -> "legend:copy:b" [style="bold,dashed", '
                          f'color="{CROSS_DEVICE}"];')
         for i, (color, text) in enumerate(key):  # what the highlight colours mean
             if text.startswith("edge:"):
                 lines.append(f'    "legend:key{i}:a" [label="", shape=point, width=0.05];')
                 lines.append(f'    "legend:key{i}:b" [label={_q(text[5:].strip())}, '
-                             'shape=plaintext, style=solid, fontsize=8];')
+                             'shape=plaintext, style=solid, fontsize=11];')
                 lines.append(f'    "legend:key{i}:a" -> "legend:key{i}:b" [color="{color}", '
                              'penwidth=2.5];')
                 lines.append(f'    {{ rank=same; "legend:key{i}:a"; "legend:key{i}:b"; }}')
             else:
                 lines.append(f'    "legend:key{i}" [label={_q(text)}, fillcolor="white", '
                              f'color="{color}", penwidth=3, shape=box, '
-                             'style="rounded,filled", fontsize=8];')
+                             'style="rounded,filled", fontsize=11];')
+        if o.counted and "flops" in o.show:  # the unit convention, stated once
+            lines.append(f'    "legend:units" [label={_q(caption(o.unit))}, shape=plaintext, '
+                         'style=solid, fontsize=11];')
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"

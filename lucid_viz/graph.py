@@ -17,12 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lucid.autograd.engine import topological_order
+from lucid.autograd.engine import run_backward, topological_order
 from lucid.autograd.mode import record_ops
+from lucid.backends import get_backend
+from lucid.cost import Cost
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.tensor import Tensor
 
-__all__ = ["Node", "Edge", "Graph", "trace", "trace_model"]
+__all__ = ["Node", "Edge", "Graph", "summed_axes", "trace", "trace_model"]
 
 
 @dataclass(frozen=True)
@@ -34,16 +36,35 @@ class Node:
     device: str
     role: str  # input | parameter | buffer | constant | intermediate | output
     requires_grad: bool
-    flops: int | None  # forward FLOPs (None when not counted: trace under count_flops)
+    flops: int | None  # forward count (None when not counted: trace under count_flops)
     flops_bwd: int | None
     bytes: int  # size of the node's value
-    name: str | None = None  # parameter/buffer path ("fc1.weight")
+    name: str | None = None  # the tensor's name: a parameter's path ("fc1.weight"), t.name
     module: str | None = None  # the innermost module call that made it ("layer1.0.conv1"),
     # as the module recorder stamped the op; "" is the model's own forward, None: no model
+    macs: int = 0  # how many of ``flops`` / ``flops_bwd`` are multiply-adds (lucid.cost)
+    macs_bwd: int = 0
+
+    def cost(self, backward: bool = False) -> Cost | None:
+        """The node's forward (or backward) count as MACs and FLOPs; None if not counted."""
+        total = self.flops_bwd if backward else self.flops
+        if total is None:
+            return None
+        macs = self.macs_bwd if backward else self.macs
+        return Cost(macs, total - macs)
 
     @property
     def is_leaf(self) -> bool:
         return self.role in ("input", "parameter", "buffer", "constant")
+
+    @property
+    def title(self) -> str:
+        """What pictures and tables call the node, so the two always agree: its name when it
+        has one (``w``, ``fc1.weight``), else what it is and its id (``input n0``,
+        ``Mul n2``)."""
+        if self.name is not None:
+            return self.name
+        return f"{self.op} {self.id}"
 
 
 @dataclass(frozen=True)
@@ -51,6 +72,21 @@ class Edge:
     src: str  # the input
     dst: str  # the node computed from it
     index: int  # which input of dst (an op may use one tensor twice: x * x)
+    #: the input was broadcast to dst's shape, so in backward its gradient is summed over
+    #: these axes of dst's shape (then reshaped to the input's shape); () when not broadcast
+    summed: tuple[int, ...] = ()
+
+    @property
+    def broadcast(self) -> bool:
+        return bool(self.summed)
+
+
+def summed_axes(in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes of ``out_shape`` a gradient is summed over to come back to ``in_shape`` (the
+    leading axes broadcasting added, and the axes where the input had size 1)."""
+    lead = len(out_shape) - len(in_shape)
+    return tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(in_shape) if d == 1 and out_shape[lead + i] != 1)
 
 
 @dataclass
@@ -75,17 +111,43 @@ class Graph:
             cache = self.__dict__["_index"] = {n.id: n for n in self.nodes}
         return cache
 
+    def grads(self) -> dict[str, Any]:
+        """dL/dnode for every node that has one, as backend arrays: a tensor's ``.grad`` when
+        it kept one (leaves after ``backward()``, every node after
+        ``backward(keep_grad=True)``); otherwise, while the graph is still alive, from one
+        backward walk of the output that writes no ``.grad`` (seed: ones)."""
+        found = {nid: t.grad for nid, t in self._tensors.items() if t.grad is not None}
+        root = self._tensors.get(self.output)
+        missing = [nid for nid in self.order if nid not in found]
+        if missing and root is not None and (root._op is None or root._op.versions is not None):
+            capture = {self._tensors[nid]: None for nid in missing}
+            run_backward(root, get_backend(root.device).xp.ones_like(root.data),
+                         retain_graph=True, capture=capture)
+            ids = {id(t): nid for nid, t in self._tensors.items()}
+            found.update({ids[id(t)]: g for t, g in capture.items() if g is not None})
+        return found
+
     def inputs_of(self, node_id: str) -> list[str]:
         return [e.src for e in sorted((e for e in self.edges if e.dst == node_id),
                                       key=lambda e: e.index)]
 
     @property
     def total_flops(self) -> int:
+        """The seed's single number: every op's count added as it is (see :meth:`cost`)."""
         return sum(n.flops or 0 for n in self.nodes)
 
     @property
     def total_flops_bwd(self) -> int:
         return sum(n.flops_bwd or 0 for n in self.nodes)
+
+    def cost(self, backward: bool = False) -> Cost:
+        """The graph's forward (or backward) count, MACs and FLOPs apart."""
+        total = Cost()
+        for n in self.nodes:
+            c = n.cost(backward)
+            if c is not None:
+                total = total + c
+        return total
 
 
 def _walk(root: Tensor) -> list[Tensor]:
@@ -185,10 +247,15 @@ def _build(root: Tensor, names: dict[int, tuple[str, str]]) -> Graph:
             flops=getattr(op, "flops", None) if op is not None else None,
             flops_bwd=getattr(op, "flops_bwd", None) if op is not None else None,
             bytes=_nbytes(t),
-            name=known[1] if known else None,
+            name=known[1] if known else t.name,
             module=getattr(op, "module", None) if op is not None else None,
+            macs=getattr(op, "macs", 0) if op is not None else 0,
+            macs_bwd=getattr(op, "macs_bwd", 0) if op is not None else 0,
         ))
         for k, parent in enumerate(t._prev):
-            edges.append(Edge(ids[id(parent)], nid, k))
+            summed = ()
+            if op.broadcasts and parent.shape != t.shape and parent.requires_grad:
+                summed = summed_axes(parent.shape, t.shape)
+            edges.append(Edge(ids[id(parent)], nid, k, summed))
     order = [ids[id(t)] for t in topological_order(root)] if root.requires_grad else []
     return Graph(nodes, edges, order, ids[id(root)], by_id)

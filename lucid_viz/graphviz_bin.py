@@ -25,6 +25,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from lucid_viz.svgfit import fit_text
+
 __all__ = [
     "ENV_VAR",
     "HINT",
@@ -136,4 +138,6 @@ def render(dot_source: str, fmt: str = "svg", *, timeout: float = 60.0,
     if done.returncode != 0:
         stderr = done.stderr.decode("utf-8", "replace").strip()
         raise GraphvizError(f"{exe} -T{fmt} failed (exit {done.returncode}): {stderr}")
+    if fmt == "svg":  # no text wider than the picture, in any browser's font
+        return fit_text(done.stdout.decode("utf-8")).encode("utf-8")
     return done.stdout

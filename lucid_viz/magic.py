@@ -13,12 +13,13 @@ with the stretch of the tape it ran: a module's row is everything that ran insid
 children included.  Top-level modules are named by the notebook variable that holds them
 (``model``, ``loss_fn``).  Nothing of ``lucid`` is patched or hooked to do this.
 
-Output: one summary line, then a per-op and a per-module table.  FLOPs follow Lucid's
-convention: MACs for matmul and convolution, one per output element for elementwise ops; the
-line also gives the total as ``2·MACs``.  ``--backward`` adds each op's backward FLOPs
-(its ``flops_bwd``): for the ops a backward from the cell's last value would visit when that
-value is a scalar tensor requiring grad, else for every recorded op that requires grad.
-Nothing is differentiated by the magic itself.
+Output: one summary line, then a per-op and a per-module table.  Counts are in honest units
+(:mod:`lucid.cost`): MACs for the multiply-adds of matmul, linear layers and convolutions,
+FLOPs for every other op; the line also gives everything in FLOPs (1 MAC = 2 FLOPs).
+``--backward`` adds each op's backward count (only the gradients it computes): for the ops a
+backward from the cell's last value would visit when that value is a scalar tensor requiring
+grad, else for every recorded op that requires grad.  Nothing is differentiated by the magic
+itself.
 
 IPython is imported only when the magic runs, so ``import lucid_viz`` does not need it.
 """
@@ -32,11 +33,11 @@ from typing import Any
 
 from lucid.autograd.mode import record_ops
 from lucid.autograd.recorder import Recorder
+from lucid.cost import Cost, op_cost
 from lucid.tensor import Tensor
 
 __all__ = ["FlopsReport", "OpRow", "ModuleRow", "count_source", "load_ipython_extension"]
 
-UNIT = "MACs"
 OUTSIDE = "(outside modules)"
 
 
@@ -44,8 +45,8 @@ OUTSIDE = "(outside modules)"
 class OpRow:
     op: str  # the op's class name ("MatMul")
     count: int
-    forward: int
-    backward: int
+    forward: Cost
+    backward: Cost
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,8 @@ class ModuleRow:
     path: str  # "model.fc1"; OUTSIDE for ops run outside every module
     kind: str  # the module's class name
     calls: int
-    forward: int  # everything that ran inside the module's calls, children included
-    backward: int
+    forward: Cost  # everything that ran inside the module's calls, children included
+    backward: Cost
 
     @property
     def depth(self) -> int:
@@ -69,42 +70,42 @@ class FlopsReport:
     as HTML.  ``backward`` is None unless ``--backward`` was asked for.
     """
 
-    forward: int
-    backward: int | None
+    forward: Cost
+    backward: Cost | None
     n_ops: int
     ops: list[OpRow] = field(default_factory=list)
     modules: list[ModuleRow] = field(default_factory=list)
-    uncounted: list[str] = field(default_factory=list)  # op names without a FLOPs count
+    uncounted: list[str] = field(default_factory=list)  # op names without a count
     depth: int | None = None
-    unit: str = UNIT
 
     @property
-    def total(self) -> int:
-        return self.forward + (self.backward or 0)
+    def total(self) -> Cost:
+        return self.forward + (self.backward or Cost())
 
     @property
     def summary(self) -> str:
         """The one deterministic line the magic prints first."""
         ops = f"in {self.n_ops:,} op{'s' if self.n_ops != 1 else ''}"
         if self.backward is None:
-            head = f"{self.forward:,} {self.unit} forward"
+            head = f"forward {self.forward.text()}"
         else:
-            head = (f"{self.forward:,} {self.unit} forward + {self.backward:,} {self.unit} "
-                    f"backward = {self.total:,} {self.unit}")
-        line = f"lucid_flops: {head} ({2 * self.total:,} FLOPs as 2·MACs) {ops}"
+            head = (f"forward {self.forward.text()}, backward {self.backward.text()}")
+        line = (f"lucid_flops: {head} (everything in FLOPs, 1 MAC = 2 FLOPs: "
+                f"{self.total.in_flops:,}) {ops}")
         if self.uncounted:
-            line += f"; uncounted: {', '.join(self.uncounted)}"
+            line += f"; not counted: {', '.join(self.uncounted)}"
         return line
 
     def _op_table(self) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-        head = ("op", "count", f"forward ({self.unit})")
+        head = ("op", "count", "forward (MACs / FLOPs)")
         if self.backward is not None:
-            head += (f"backward ({self.unit})",)
+            head += ("backward (MACs / FLOPs)",)
         body = []
-        for r in self.ops + [OpRow("total", self.n_ops, self.forward, self.backward or 0)]:
-            row = (r.op, f"{r.count:,}", f"{r.forward:,}")
+        for r in self.ops + [OpRow("total", self.n_ops, self.forward,
+                                   self.backward or Cost())]:
+            row = (r.op, f"{r.count:,}", r.forward.text())
             if self.backward is not None:
-                row += (f"{r.backward:,}",)
+                row += (r.backward.text(),)
             body.append(row)
         return head, body
 
@@ -112,15 +113,15 @@ class FlopsReport:
         return [r for r in self.modules if self.depth is None or r.depth <= self.depth]
 
     def _module_table(self) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-        head = ("module", "type", "calls", f"forward ({self.unit})")
+        head = ("module", "type", "calls", "forward (MACs / FLOPs)")
         if self.backward is not None:
-            head += (f"backward ({self.unit})",)
+            head += ("backward (MACs / FLOPs)",)
         body = []
         for r in self._module_rows():
             row = ("  " * r.depth + r.path, r.kind, f"{r.calls:,}" if r.calls else "",
-                   f"{r.forward:,}")
+                   r.forward.text())
             if self.backward is not None:
-                row += (f"{r.backward:,}",)
+                row += (r.backward.text(),)
             body.append(row)
         return head, body
 
@@ -131,7 +132,7 @@ class FlopsReport:
         else:
             parts.append("(no lucid.nn modules were called)")
         if self.uncounted:
-            parts.append("uncounted ops (no FLOPs recorded): " + ", ".join(self.uncounted))
+            parts.append("ops not counted (no count recorded): " + ", ".join(self.uncounted))
         return "\n\n".join(parts)
 
     __str__ = __repr__
@@ -141,7 +142,7 @@ class FlopsReport:
         if self.modules:
             parts.append(_html_table(*self._module_table()))
         if self.uncounted:
-            parts.append("<p>uncounted ops (no FLOPs recorded): "
+            parts.append("<p>ops not counted (no count recorded): "
                          f"{html.escape(', '.join(self.uncounted))}</p>")
         return "\n".join(parts)
 
@@ -189,11 +190,6 @@ def count_source(source: str, namespace: dict[str, Any], *, backward: bool = Fal
     return report, value
 
 
-def _flops(op: Any, attr: str) -> int | None:
-    n = getattr(op, attr, None)
-    return n if isinstance(n, int) else None
-
-
 def _backward_set(tape: list[Tensor], value: Any) -> set[int] | None:
     """ids of the results a backward from ``value`` would visit; None: count every op."""
     if not (isinstance(value, Tensor) and value.requires_grad and value.size == 1):
@@ -212,21 +208,21 @@ def _backward_set(tape: list[Tensor], value: Any) -> set[int] | None:
 def _report(rec: Recorder, value: Any, backward: bool, depth: int | None) -> FlopsReport:
     tape = rec.ops
     reach = _backward_set(tape, value) if backward else None
-    fwd: list[int] = []
-    bwd: list[int] = []
+    fwd: list[Cost] = []
+    bwd: list[Cost] = []
     uncounted: list[str] = []
     for t in tape:
         name = type(t._op).__name__
-        f = _flops(t._op, "flops")
+        f = op_cost(t._op)
         if f is None and name not in uncounted:
             uncounted.append(name)
-        fwd.append(f or 0)
-        b = _flops(t._op, "flops_bwd") if (reach is None or id(t) in reach) else 0
-        bwd.append(b or 0)
+        fwd.append(f or Cost())
+        b = op_cost(t._op, backward=True) if (reach is None or id(t) in reach) else None
+        bwd.append(b or Cost())
 
-    ops: dict[str, list[int]] = {}
+    ops: dict[str, list[Any]] = {}
     for t, f, b in zip(tape, fwd, bwd):
-        row = ops.setdefault(type(t._op).__name__, [0, 0, 0])
+        row = ops.setdefault(type(t._op).__name__, [0, Cost(), Cost()])
         row[0] += 1
         row[1] += f
         row[2] += b
@@ -236,23 +232,30 @@ def _report(rec: Recorder, value: Any, backward: bool, depth: int | None) -> Flo
         rows: dict[str, list[Any]] = {}
         owned = [False] * len(tape)
         for call in rec.calls:
-            row = rows.setdefault(call.path, [type(call.module).__name__, 0, 0, 0])
+            row = rows.setdefault(call.path, [type(call.module).__name__, 0, Cost(), Cost()])
             row[1] += 1
-            row[2] += sum(fwd[call.start:call.stop])
-            row[3] += sum(bwd[call.start:call.stop])
+            row[2] += _sum(fwd[call.start:call.stop])
+            row[3] += _sum(bwd[call.start:call.stop])
             for i in range(call.start, call.stop):
                 owned[i] = True
         modules = [ModuleRow(p, k, c, f, b) for p, (k, c, f, b) in rows.items()]
         outside = [i for i, o in enumerate(owned) if not o]
         if outside:
-            modules.append(ModuleRow(OUTSIDE, "", 0, sum(fwd[i] for i in outside),
-                                     sum(bwd[i] for i in outside)))
+            modules.append(ModuleRow(OUTSIDE, "", 0, _sum(fwd[i] for i in outside),
+                                     _sum(bwd[i] for i in outside)))
 
     return FlopsReport(
-        forward=sum(fwd), backward=sum(bwd) if backward else None, n_ops=len(tape),
+        forward=_sum(fwd), backward=_sum(bwd) if backward else None, n_ops=len(tape),
         ops=[OpRow(name, c, f, b) for name, (c, f, b) in ops.items()],
         modules=modules, uncounted=uncounted, depth=depth,
     )
+
+
+def _sum(costs: Any) -> Cost:
+    total = Cost()
+    for c in costs:
+        total = total + c
+    return total
 
 
 def _variable_name(module: Any, namespace: dict[str, Any]) -> str:
@@ -325,9 +328,10 @@ def load_ipython_extension(ipython: Any) -> None:
         %lucid_flops [--backward] [--depth N] [-o] EXPR
         %%lucid_flops [--backward] [--depth N] [-o]
 
-        Prints one summary line (MACs, and the total as 2·MACs), then a per-op table and a
-        per-module table (modules down to --depth levels below the notebook's variables).
-        --backward adds each op's backward FLOPs; -o returns the FlopsReport.
+        Prints one summary line (MACs for multiply-adds, FLOPs for the rest, and everything
+        in FLOPs), then a per-op table and a per-module table (modules down to --depth levels
+        below the notebook's variables).  --backward adds each op's backward count; -o
+        returns the FlopsReport.
         """
         return _run_magic(ipython, line, cell)
 

@@ -17,14 +17,14 @@ from typing import Any
 from lucid_viz.dot import (
     _OTHER,
     _ROLE_GROUP,
-    _UNITS,
+    DEFAULT_SHOW,
     PALETTES,
     _box_label,
     _node_label,
-    _Opts,
     _title,
     box_output,
-    sum_flops,
+    options,
+    sum_cost,
 )
 from lucid_viz.graph import Graph
 from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, build_view
@@ -44,6 +44,7 @@ def to_mermaid(
     max_nodes: int | None = DEFAULT_MAX_NODES,
     flops_unit: str = "MACs",
     backward: bool = False,
+    show: Any = DEFAULT_SHOW,
     title: str | None = None,
     rollup: bool = True,
     rankdir: str = "TB",
@@ -51,14 +52,9 @@ def to_mermaid(
 ) -> str:
     """The Mermaid ``flowchart`` of ``graph``; the options mean what they mean for
     :func:`lucid_viz.dot.to_dot`.  Deterministic: the same graph gives the same text."""
-    if flops_unit not in _UNITS:
-        raise ValueError(f"to_mermaid: flops_unit must be one of {sorted(_UNITS)}, got "
-                         f"{flops_unit!r}")
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError(f"to_mermaid: rankdir must be TB, LR, BT or RL, got {rankdir!r}")
-    scale = _UNITS[flops_unit]
-    o = _Opts(scale, "MACs" if scale == 1 else "FLOPs", backward,
-              dict(modules.types) if modules is not None else {})
+    o = options(graph, flops_unit, backward, modules, "to_mermaid", show)
     view, guard_note = build_view(graph, modules, depth=depth, max_nodes=max_nodes,
                                   rollup=rollup)
     consumers: dict[str, list[str]] = defaultdict(list)
@@ -73,7 +69,9 @@ def to_mermaid(
             ids[key] = base if base not in ids.values() else f"{base}_{len(ids)}"
         return ids[key]
 
-    head = " / ".join(_title(graph, o, title, guard_note).split("\n")).replace('"', "'")
+    # one line: Mermaid wraps titles itself; the unit convention goes with it (no legend)
+    head = " / ".join(_title(graph, o, title, guard_note, legend=False, width=10**6)
+                      .split("\n")).replace('"', "'")
     lines = ["---", f'title: "{head}"', "---", f"flowchart {rankdir}"]
     styles: dict[str, tuple[str, str]] = {}  # class name -> (fill, line)
     members: dict[str, list[str]] = defaultdict(list)  # class name -> Mermaid ids
@@ -116,9 +114,9 @@ def to_mermaid(
                 continue
             name = ".".join(item)
             label = name + (f" ({o.types[name]})" if name in o.types else "")
-            total = sum_flops(graph.node(m) for m in inside[item])
-            if total is not None:
-                label += f"\n{total * o.scale:,} {o.unit}"
+            total = sum_cost(graph.node(m) for m in inside[item])
+            if total is not None and o.counted:
+                label += "\n" + total.text(o.unit)
             lines.append(f'{indent}subgraph {mid("cluster:" + name)}["{_text(label)}"]')
             emit(item, indent + "  ")
             lines.append(indent + "end")
@@ -148,5 +146,6 @@ def to_mermaid(
 
 def mermaid_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The drawing options Mermaid understands (highlights, notes and legends are DOT's)."""
-    keep = ("depth", "max_nodes", "flops_unit", "backward", "title", "rollup", "rankdir")
+    keep = ("depth", "max_nodes", "flops_unit", "backward", "show", "title", "rollup",
+            "rankdir")
     return {k: v for k, v in options.items() if k in keep}

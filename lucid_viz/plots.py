@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from lucid.backends import get_backend
+from lucid.cost import Cost, check_unit
 from lucid.models.util import Summary, summarize
 
 __all__ = ["grad_norms", "plot_flops_per_layer", "plot_grad_norms", "plot_loss"]
@@ -42,11 +43,13 @@ def _figure(width: float, height: float) -> Figure:
 
 def plot_flops_per_layer(model_or_summary: Any, input_shape: tuple[int, ...] | None = None,
                          *, flops_unit: str = "MACs", title: str | None = None) -> Figure:
-    """A horizontal bar per layer: how the forward FLOPs of one input spread over the model.
+    """A horizontal bar per layer: how the forward work of one input spreads over the model.
 
     Pass a model and ``input_shape`` (it runs :func:`lucid.models.summarize` once, silently),
-    or a :class:`~lucid.models.util.Summary` you already have.  ``flops_unit="2*MACs"`` doubles
-    every bar (multiply and add counted separately).
+    or a :class:`~lucid.models.util.Summary` you already have.  ``flops_unit="MACs"``: each
+    bar is a layer's multiply-adds (MACs, dark) followed by its other operations (FLOPs,
+    light), as ``summarize`` counts them; ``flops_unit="FLOPs"`` (or ``"2*MACs"``): one bar in
+    FLOPs, a multiply-add counted as 2.
     """
     if isinstance(model_or_summary, Summary):
         summary = model_or_summary
@@ -55,25 +58,29 @@ def plot_flops_per_layer(model_or_summary: Any, input_shape: tuple[int, ...] | N
             raise ValueError("plot_flops_per_layer(model, input_shape): give the input shape "
                              "to run the model on, e.g. (1, 3, 32, 32), or pass a Summary")
         summary = summarize(model_or_summary, input_shape, print_summary=False)
-    if flops_unit not in ("MACs", "2*MACs"):
-        raise ValueError(f"plot_flops_per_layer: flops_unit must be 'MACs' or '2*MACs', got "
-                         f"{flops_unit!r}")
-    scale, unit = (1, "MACs") if flops_unit == "MACs" else (2, "FLOPs (2*MACs)")
+    unit = check_unit(flops_unit, "plot_flops_per_layer: flops_unit")
     names = [f"{r.name} ({r.kind})" for r in summary.rows]
-    values = [r.flops * scale for r in summary.rows]
-    if summary.other_flops:
+    costs = [r.cost for r in summary.rows]
+    if summary.other != Cost():
         names.append("(ops outside leaf layers)")
-        values.append(summary.other_flops * scale)
+        costs.append(summary.other)
     fig = _figure(8, max(2.5, 0.28 * len(names) + 1.2))
     ax = fig.add_subplot()
     y = np.arange(len(names))
-    ax.barh(y, values, color="#3d6fa6")
+    if unit == "FLOPs":
+        ax.barh(y, [c.in_flops for c in costs], color="#3d6fa6")
+        ax.set_xlabel("FLOPs (a multiply-add counts 2)")
+    else:
+        macs = [c.macs for c in costs]
+        ax.barh(y, macs, color="#3d6fa6", label="MACs (multiply-adds: matmul, linear, conv)")
+        ax.barh(y, [c.flops for c in costs], left=macs, color="#9fc5e8",
+                label="FLOPs (every other operation)")
+        ax.set_xlabel("MACs and FLOPs (one per multiply-add / per other operation)")
+        ax.legend(loc="lower right", fontsize=8)
     ax.set_yticks(y, names, fontsize=8)
     ax.set_ylim(len(names) - 0.5, -0.5)  # first layer on top, the order data flows
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    ax.set_xlabel(unit)
-    total = summary.total_flops * scale
-    ax.set_title(title or f"{summary.model}: FLOPs per layer (total {total:,} {unit})",
+    ax.set_title(title or f"{summary.model}: work per layer (total {summary.total.text(unit)})",
                  fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return fig

@@ -12,7 +12,7 @@ from typing import Any
 
 from lucid.tensor import Tensor
 from lucid_viz import graphviz_bin
-from lucid_viz.dot import HIGHLIGHT, PALETTES, sum_flops, to_dot
+from lucid_viz.dot import HIGHLIGHT, PALETTES, sum_cost, to_dot
 from lucid_viz.graph import Graph, trace
 from lucid_viz.mermaid import mermaid_options, to_mermaid
 from lucid_viz.view import ModuleInfo, trace_with_modules
@@ -32,7 +32,7 @@ __all__ = [
 # -- draw / Drawing ------------------------------------------------------------------------
 
 _DOT_OPTIONS = ("depth", "max_nodes", "highlight_nodes", "highlight_edges", "notes",
-                "flops_unit", "backward", "title", "legend", "rollup", "rankdir")
+                "flops_unit", "backward", "show", "title", "legend", "rollup", "rankdir")
 
 
 class Drawing:
@@ -101,8 +101,8 @@ class Drawing:
 
     def __repr__(self) -> str:
         ops = [n for n in self.graph.nodes if not n.is_leaf]
-        flops = sum_flops(ops)
-        counted = f", {flops:,} MACs" if ops and flops is not None else ""
+        cost = sum_cost(ops)
+        counted = f", {cost.text()}" if ops and cost is not None else ""
         return f"<lucid_viz.Drawing: {len(self.graph.nodes)} nodes, {len(ops)} ops{counted}>"
 
 
@@ -123,8 +123,9 @@ def draw(target: Any, *inputs: Any, train: bool = False, **options: Any) -> Draw
     A tensor is traced as it stands (run it inside ``lucid.count_flops()`` to see FLOPs); a
     model is run once on ``inputs`` (in eval mode unless ``train=True``), which also names its
     modules.  ``options`` are :func:`to_dot`'s: ``depth``, ``max_nodes``, ``highlight_nodes``,
-    ``highlight_edges``, ``notes``, ``flops_unit``, ``backward``, ``title``, ``legend``,
-    ``rollup``, ``rankdir``.  In a notebook the result displays as SVG.
+    ``highlight_edges``, ``notes``, ``flops_unit``, ``backward``, ``show`` (what each node
+    shows: ``show=("data", "grad")`` puts values and gradients on the nodes), ``title``,
+    ``legend``, ``rollup``, ``rankdir``.  In a notebook the result displays as SVG.
     """
     if isinstance(target, Graph):
         if inputs:

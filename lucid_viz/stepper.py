@@ -9,8 +9,10 @@ nothing lands in any ``.grad``: the replay is a look, not a training step.
 Frame ``k`` is the ``k``-th node of the walk's order (``Graph.order``, which is
 ``lucid.autograd.engine.topological_order``): the node being processed, its op's local
 derivative rule (the first paragraph of the op class's docstring, where each op states it),
-the gradient arriving, the gradients leaving along each input edge, and the backward FLOPs
-spent so far.  Frames are plain data (:class:`Frame`); the pictures -- an SVG per frame with
+the gradient arriving, the gradients leaving along each input edge -- and, where an input was
+broadcast in the forward pass, the sum that brings its gradient back to the input's shape, with
+the values before and after -- and the backward count (MACs and FLOPs) spent so far.
+Frames are plain data (:class:`Frame`); the pictures -- an SVG per frame with
 the node and its edges highlighted, an ipywidgets player, a self-contained HTML animation --
 are drawn from them on demand and cached.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import html
 import inspect
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,17 +31,21 @@ import numpy as np
 
 from lucid.autograd.engine import run_backward
 from lucid.backends import BACKENDS, get_backend
+from lucid.cost import Cost
 from lucid.shapes import broadcasts_to, sum_to
 from lucid.tensor import Tensor
 from lucid_viz import graphviz_bin, render
-from lucid_viz.graph import Graph, trace
+from lucid_viz.graph import Graph, summed_axes, trace
 
 __all__ = ["GradView", "OutGrad", "Frame", "Stepper", "step_backward", "local_rule"]
 
 #: tensors with at most this many elements show every value; larger ones a summary
 FULL_VALUES = 16
+#: the player's fixed layout (px): the picture box and the gradient panel; with the controls
+#: a frame fits a 1280x720 projector and the page never jumps between frames
+PICTURE_HEIGHT = 430
+PANEL_HEIGHT = 210
 
-UNIT = "MACs"  # the seed's convention: MACs for matmul/conv, one per element for elementwise
 DONE = "#2ca02c"  # border of a node whose gradient is complete and already passed on
 PASSED = "#f0a0a0"  # an edge that has already carried its gradient
 #: the legend of a frame: what each highlight means, and which way the gradient goes
@@ -92,11 +99,44 @@ def _fmt_values(values: Any) -> str:
 
 @dataclass(frozen=True)
 class OutGrad:
-    """The gradient one node sends to one input (``index`` counts the op's inputs from 0)."""
+    """The gradient one node sends to one input (``index`` counts the op's inputs from 0).
+
+    When the input was broadcast in the forward pass (a scalar bias added to a vector), the
+    rule's gradient has the output's shape and is summed over ``summed`` (axes of that shape)
+    down to the input's shape: ``before`` is the rule's gradient, ``grad`` the sum.
+    """
 
     src: str  # the input's node id
     index: int
     grad: GradView | None  # None: the input needs no gradient (a constant) or the rule gave none
+    summed: tuple[int, ...] = ()
+    before: GradView | None = None
+
+    def text(self) -> str:
+        if self.grad is None:
+            return "nothing (needs no gradient)"
+        if self.before is None:
+            return self.grad.text()
+        axes = ", ".join(map(str, self.summed))
+        plural = "axes" if len(self.summed) > 1 else "axis"
+        total = ""
+        if self.before.values is not None and self.grad.values is not None and \
+                not self.grad.shape and len(self.before.shape) == 1:
+            total = " = " + " + ".join(f"{v:.4g}" for v in self.before.values)
+        return (f"sum over {plural} {axes}: {_shape_text(self.before.shape)} → "
+                f"{_shape_text(self.grad.shape)}: {_values_text(self.before)} → "
+                f"{_values_text(self.grad)}{total} (the input was broadcast to "
+                f"{_shape_text(self.before.shape)} in the forward pass, so its gradient is "
+                "the sum of the rule's gradient over the copies)")
+
+
+def _values_text(view: GradView) -> str:
+    return _fmt_values(view.values) if view.values is not None else view.text()
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "()" if not shape else "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1
+                                                                      else "") + ")"
 
 
 @dataclass(frozen=True)
@@ -111,8 +151,8 @@ class Frame:
     grad_in: GradView | None  # dL/d(node); None when no gradient reached it
     grads_out: tuple[OutGrad, ...]  # one per input of the op (empty for a leaf)
     edges: tuple[tuple[str, str], ...]  # (input, node): the edges that carry gradients back
-    flops_bwd: int | None  # this op's backward FLOPs (None: the graph was not counted)
-    flops_bwd_total: int | None  # running sum over frames 0..step
+    flops_bwd: Cost | None  # this op's backward count (None: the graph was not counted)
+    flops_bwd_total: Cost | None  # running sum over frames 0..step
 
     def text(self, names: dict[str, str] | None = None) -> str:
         """The frame as a few lines of text (the panel beside the picture, and the fallback)."""
@@ -120,18 +160,22 @@ class Frame:
         lines = [f"step {self.step + 1}: {self.label}", f"  rule: {self.rule}"]
         arriving = "no gradient reached this node" if self.grad_in is None else \
             self.grad_in.text()
-        lines.append(f"  dL/d{self.node} arriving: {arriving}")
+        lines.append(f"  {_d(names.get(self.node, self.node))} arriving: {arriving}")
         for out in self.grads_out:
             who = names.get(out.src, out.src)
-            sent = "nothing (needs no gradient)" if out.grad is None else out.grad.text()
-            lines.append(f"  -> {who} (input {out.index}): {sent}")
-        lines.append(f"  backward FLOPs: this node {_count(self.flops_bwd)}, "
+            lines.append(f"  -> {who} (input {out.index}): {out.text()}")
+        lines.append(f"  backward work: this node {_count(self.flops_bwd)}, "
                      f"running total {_count(self.flops_bwd_total)}")
         return "\n".join(lines)
 
 
-def _count(n: int | None) -> str:
-    return "—" if n is None else f"{n:,} {UNIT}"
+def _d(who: str) -> str:
+    """``dL/dw`` for a name, ``dL/d(Mul n2)`` for a node called by its kind and id."""
+    return f"dL/d{who}" if " " not in who else f"dL/d({who})"
+
+
+def _count(c: Cost | None) -> str:
+    return "— (not counted)" if c is None else c.text()
 
 
 def local_rule(op: Any) -> str:
@@ -178,8 +222,8 @@ def step_backward(loss: Tensor | Graph, *, depth: int | None = None,
             "no backward pass to step through. Create the inputs with requires_grad=True and run "
             "the forward pass outside lucid.no_grad()."
         )
-    arriving, sent = _replay(root, graph, retain_graph)
-    return Stepper(graph, _frames(graph, arriving, sent), depth=depth)
+    arriving, sent, before = _replay(root, graph, retain_graph)
+    return Stepper(graph, _frames(graph, arriving, sent, before), depth=depth)
 
 
 def _numpy(array: Any, device: str) -> np.ndarray:
@@ -188,15 +232,17 @@ def _numpy(array: Any, device: str) -> np.ndarray:
     return np.array(BACKENDS[device].to_numpy(array), copy=True)
 
 
-def _replay(root: Tensor, graph: Graph, retain_graph: bool) -> tuple[dict, dict]:
+def _replay(root: Tensor, graph: Graph, retain_graph: bool) -> tuple[dict, dict, dict]:
     """Run the engine's backward once and record what it computes at each node.
 
-    Returns ``arriving`` (node id -> dL/dnode as NumPy) and ``sent`` (node id -> the gradient
-    each input received from it, already summed to the input's shape as the engine does).
+    Returns ``arriving`` (node id -> dL/dnode as NumPy), ``sent`` (node id -> the gradient
+    each input received from it, already summed to the input's shape as the engine does) and
+    ``before`` (node id -> each gradient as the rule returned it, before that sum).
     """
     arriving: dict[str, np.ndarray] = {}
     reached: list[str] = []
     sent: dict[str, list[np.ndarray | None]] = {}
+    before: dict[str, list[np.ndarray | None]] = {}
     handles = []
     ids: dict[int, str] = {}
     for nid in graph.order:
@@ -210,7 +256,8 @@ def _replay(root: Tensor, graph: Graph, retain_graph: bool) -> tuple[dict, dict]
         handles.append(t.register_hook(hook))  # runs after any hooks the user registered
 
     def observe(node: Tensor, grads: tuple) -> None:  # the engine shows us each rule's result
-        sent[ids[id(node)]] = _sent(node, grads)
+        nid = ids[id(node)]
+        before[nid], sent[nid] = _sent(node, grads)
 
     backend = get_backend(root.device)
     try:
@@ -224,57 +271,72 @@ def _replay(root: Tensor, graph: Graph, retain_graph: bool) -> tuple[dict, dict]
     if reached != expected:  # the graph model and the engine disagree: a bug, say so
         raise RuntimeError(f"step_backward: the engine visited {reached}, the graph says "
                            f"{expected}")
-    return arriving, sent
+    return arriving, sent, before
 
 
-def _sent(node: Tensor, grads: tuple) -> list[np.ndarray | None]:
-    """What each input of ``node`` receives from its rule, as NumPy, summed down to the input's
-    shape where the rule returned a broadcast gradient (as the engine does next)."""
+def _sent(node: Tensor, grads: tuple) -> tuple[list, list]:
+    """What each input of ``node`` receives from its rule, as NumPy: as the rule returned it,
+    and summed down to the input's shape where it came back broadcast (as the engine does
+    next)."""
+    raw: list[np.ndarray | None] = []
     out: list[np.ndarray | None] = []
     for parent, pg in zip(node._prev, grads):
         if pg is None or not parent.requires_grad:
+            raw.append(None)
             out.append(None)
             continue
         a = _numpy(pg, parent.device)  # a gradient lives on its input's device
+        raw.append(a)
         if a.shape != parent.shape and broadcasts_to(parent.shape, a.shape):
             a = sum_to(np, a, parent.shape)
         out.append(a)
-    return out
+    return raw, out
 
 
-def _frames(graph: Graph, arriving: dict, sent: dict) -> list[Frame]:
+def _out_grad(src: str, k: int, grad: Any, raw: Any) -> OutGrad:
+    if grad is None:
+        return OutGrad(src, k, None)
+    if raw is not None and raw.shape != grad.shape:  # summed down: show both
+        return OutGrad(src, k, GradView.of(grad), summed_axes(tuple(grad.shape), raw.shape),
+                       GradView.of(raw))
+    return OutGrad(src, k, GradView.of(grad))
+
+
+def _frames(graph: Graph, arriving: dict, sent: dict, before: dict) -> list[Frame]:
     frames: list[Frame] = []
-    total: int | None = 0
+    total: Cost | None = Cost()
     for step, nid in enumerate(graph.order):
         node = graph.node(nid)
         t = graph.tensor(nid)
         shape = f"{node.shape} {node.dtype}"
         if t._op is None:
-            label = f"{nid} {node.role}" + (f" {node.name}" if node.name else "") + f" {shape}"
+            label = f"{node.title} ({node.role}) {shape}" if node.name else \
+                f"{node.title} {shape}"
             rule = _LEAF_RULES.get(node.role, "a leaf")
-            flops = 0
+            flops: Cost | None = Cost()
             outs: tuple[OutGrad, ...] = ()
         else:
-            label = f"{nid} {node.op} {shape}" + (f" in {node.module}" if node.module else "")
+            label = f"{node.title} {shape}" + (f" in {node.module}" if node.module else "")
             rule = local_rule(t._op)
-            flops = node.flops_bwd
+            flops = node.cost(backward=True)
             grads = sent.get(nid)
+            raws = before.get(nid)
             inputs = graph.inputs_of(nid)
             outs = tuple(
-                OutGrad(src, k, None if grads is None or grads[k] is None
-                        else GradView.of(grads[k]))
+                _out_grad(src, k, None if grads is None else grads[k],
+                          None if raws is None else raws[k])
                 for k, src in enumerate(inputs)
             )
         if flops is None or total is None:
             total = None
         else:
-            total += flops
+            total = total + flops
         edges = tuple(dict.fromkeys((o.src, nid) for o in outs if o.grad is not None))
         g = arriving.get(nid)
         frames.append(Frame(
             step=step, node=nid, op=node.op, label=label, rule=rule,
             grad_in=None if g is None else GradView.of(g), grads_out=outs, edges=edges,
-            flops_bwd=flops if t._op is not None else None, flops_bwd_total=total,
+            flops_bwd=flops, flops_bwd_total=total,
         ))
     return frames
 
@@ -294,8 +356,7 @@ class Stepper:
         self.depth = depth
         self._dot: dict[int, str] = {}
         self._svg: dict[int, str | None] = {}
-        self.names = {n.id: f"{n.id} {n.name}" if n.name else f"{n.id} {n.op}"
-                      for n in graph.nodes}
+        self.names = {n.id: n.title for n in graph.nodes}  # as the pictures call them
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -303,7 +364,7 @@ class Stepper:
     def __repr__(self) -> str:
         last = self.frames[-1].flops_bwd_total
         return (f"Stepper({len(self.frames)} frames over {len(self.graph.nodes)} nodes, "
-                f"backward FLOPs {_count(last)})")
+                f"backward work {_count(last)})")
 
     # -- one frame -------------------------------------------------------------------------
     def frame_dot(self, k: int) -> str:
@@ -311,8 +372,8 @@ class Stepper:
         dot = self._dot.get(k)
         if dot is None:
             f = self.frames[k]
-            title = (f"backward step {k + 1}/{len(self.frames)}: {f.op} ({f.node}); "
-                     f"backward FLOPs so far {_count(f.flops_bwd_total)}")
+            title = (f"backward step {k + 1}/{len(self.frames)}: "
+                     f"{self.names.get(f.node, f.node)}; so far {_count(f.flops_bwd_total)}")
             # The node at work and its edges in red; nodes whose gradient is complete, and
             # the edges that already carried theirs, in calmer colours: the wave moving back.
             nodes = {p.node: DONE for p in self.frames[:k]}
@@ -342,25 +403,27 @@ class Stepper:
         f = self.frames[k]
         rows = [
             ("rule", f.rule),
-            (f"dL/d{f.node} arriving",
+            (f"{_d(self.names.get(f.node, f.node))} arriving",
              "no gradient reached this node" if f.grad_in is None else f.grad_in.text()),
         ]
         for out in f.grads_out:
             rows.append((f"→ {self.names.get(out.src, out.src)} (input {out.index})",
-                         "nothing (needs no gradient)" if out.grad is None else out.grad.text()))
-        rows.append(("backward FLOPs", f"this node {_count(f.flops_bwd)}, running total "
-                                       f"{_count(f.flops_bwd_total)}"))
+                         out.text()))
+        rows.append(("backward work", f"this node {_count(f.flops_bwd)}, running total "
+                                      f"{_count(f.flops_bwd_total)}"))
         body = "".join(
             f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(a)}</th>"
             f"<td style='font-family:monospace'>{html.escape(b)}</td></tr>" for a, b in rows)
-        return (f"<div class='lucid-panel'><b>step {k + 1}/{len(self.frames)}: "
+        return (f"<div class='lucid-panel' style='height:{PANEL_HEIGHT}px;overflow:auto'>"
+                f"<b>step {k + 1}/{len(self.frames)}: "
                 f"{html.escape(f.label)}</b><table>{body}</table></div>")
 
     def picture_html(self, k: int) -> str:
         """Frame ``k``'s picture: the SVG, or (no Graphviz binary) the frame as text."""
         svg = self.frame_svg(k)
-        if svg is not None:
-            return _strip_xml_header(svg)
+        if svg is not None:  # scaled to the fixed box, whatever the graph's size
+            return (f"<div style='height:{PICTURE_HEIGHT}px;width:100%'>"
+                    f"{_fit_box(_strip_xml_header(svg))}</div>")
         return (f"<pre>{html.escape(self.frame_text(k))}</pre><p><i>No Graphviz binary found, "
                 f"showing the frame as text: {html.escape(graphviz_bin.HINT)}.</i></p>")
 
@@ -375,8 +438,9 @@ class Stepper:
         slider = w.IntSlider(value=1, min=1, max=n, step=1, description="step",
                              continuous_update=True)
         w.jslink((play, "value"), (slider, "value"))
-        picture = w.HTML()
-        panel = w.HTML()
+        # fixed heights: the page does not jump from frame to frame
+        picture = w.HTML(layout=w.Layout(height=f"{PICTURE_HEIGHT + 10}px", width="100%"))
+        panel = w.HTML(layout=w.Layout(height=f"{PANEL_HEIGHT + 10}px", width="100%"))
 
         def show(change: Any = None) -> None:
             picture.value = self.picture_html(slider.value - 1)
@@ -429,6 +493,13 @@ class Stepper:
         )
         path.write_text(doc, encoding="utf-8")
         return path
+
+
+def _fit_box(svg: str) -> str:
+    """The SVG drawn at the size of its box (its viewBox keeps the proportions)."""
+    return re.sub(r'<svg width="[\d.]+pt" height="[\d.]+pt"',
+                  '<svg width="100%" height="100%" preserveAspectRatio="xMidYMin meet"', svg,
+                  count=1)
 
 
 def _strip_xml_header(svg: str) -> str:

@@ -74,7 +74,7 @@ FEATURES: dict[str, str] = {
     "count_flops()": r"count_flops\(\)",
     "flops_enabled()": r"flops_enabled\(\)",
     "summarize(model, input_shape)": r"summarize\(",
-    "the 2*MACs unit": r"2\*MACs",
+    "everything in FLOPs (1 MAC = 2 FLOPs)": r"in_flops|flops_unit=\"FLOPs\"",
     "backward FLOPs": r"flops_bwd|backward\s*=\s*True",
     # §5 nn, Parameter, Buffer
     "nn.Parameter": r"Parameter\(",

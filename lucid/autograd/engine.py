@@ -227,7 +227,7 @@ def _version_error(node: Any, op: Any) -> RuntimeError:
         parent = node._prev[i]
         if parent._version != saved:
             return RuntimeError(
-                f"backward through {name}: input {i} (shape {fmt(parent.shape)}) was modified "
+                f"backward through {name}: input {i} ({_named(parent)}) was modified "
                 f"in place after the forward pass (version {saved} at forward, "
                 f"{parent._version} now), but {name} saved it for backward. Use an "
                 "out-of-place operation (x = x + y) instead of the in-place one."
@@ -237,6 +237,12 @@ def _version_error(node: Any, op: Any) -> RuntimeError:
         f"after the forward pass (version 0 at forward, {node._version} now), but {name} "
         "saved it for backward. Use an out-of-place operation instead."
     )
+
+
+def _named(t: Any) -> str:
+    """``shape (3, 4)``, or ``'w', shape (3, 4)`` for a named tensor."""
+    name = getattr(t, "name", None)
+    return f"{name!r}, shape {fmt(t.shape)}" if name is not None else f"shape {fmt(t.shape)}"
 
 
 def _fit_shape(op: Any, g: Any, parent: Any) -> Any:

@@ -1,10 +1,10 @@
-"""``summarize(model, input_shape)``: a per-layer table of shapes, parameters and FLOPs.
+"""``summarize(model, input_shape)``: a per-layer table of shapes, parameters and counts.
 
 The model runs once on zeros inside :func:`lucid.autograd.mode.record_ops`, whose recorder
 notes each module call and the ops it ran; each call of a leaf module (one without children)
-is a row, so each op's FLOPs are credited to exactly one layer.  FLOPs are counted as the seed
-does: MACs for matmul and convolution, one per output element for elementwise ops (multiply by
-2 for "2·MACs").
+is a row, so each op's count is credited to exactly one layer.  Counts are in honest units
+(:mod:`lucid.cost`): MACs for the multiply-adds of matmul, linear layers and convolutions,
+FLOPs for every other op; the footer also gives everything in FLOPs (1 MAC = 2 FLOPs).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lucid.autograd.mode import no_grad, record_ops
+from lucid.cost import CONVENTION, Cost, total_cost
 from lucid.creation import zeros
 from lucid.tensor import Tensor
 
@@ -26,29 +27,50 @@ class LayerRow:
     input_shape: tuple[int, ...] | None
     output_shape: tuple[int, ...] | None
     params: int
-    flops: int
+    macs: int  # multiply-adds (matmul, linear, convolution)
+    flops: int  # every other operation
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.macs, self.flops)
 
 
 @dataclass
 class Summary:
-    """What :func:`summarize` measured; ``print(summary)`` shows the table."""
+    """What :func:`summarize` measured; ``print(summary)`` shows the table.
+
+    ``modules`` maps every module path that ran ("" is the model, "layer1", "layer1.0", ...)
+    to the cost of everything that ran inside its calls, children and the module's own
+    ``forward`` arithmetic (a residual add) included: the totals a drawing's clusters show.
+    """
 
     model: str
     rows: list[LayerRow] = field(default_factory=list)
     total_params: int = 0
     trainable_params: int = 0
-    total_flops: int = 0
-    other_flops: int = 0  # ops run outside any leaf module (e.g. ``x + residual`` in forward)
+    total: Cost = field(default_factory=Cost)
+    other: Cost = field(default_factory=Cost)  # ops outside leaf layers (``x + residual``)
+    modules: dict[str, Cost] = field(default_factory=dict)
+
+    @property
+    def total_macs(self) -> int:
+        return self.total.macs
+
+    @property
+    def total_flops(self) -> int:
+        """FLOPs of the ops that are not multiply-adds (see ``total_macs`` for those)."""
+        return self.total.flops
 
     def __str__(self) -> str:
-        head = ("Layer (type)", "Input Shape", "Output Shape", "Param #", "FLOPs")
+        head = ("Layer (type)", "Input Shape", "Output Shape", "Param #", "MACs", "FLOPs")
         body = [
             (f"{r.name} ({r.kind})", _shape(r.input_shape), _shape(r.output_shape),
-             f"{r.params:,}", f"{r.flops:,}")
+             f"{r.params:,}", f"{r.macs:,}", f"{r.flops:,}")
             for r in self.rows
         ]
-        if self.other_flops:
-            body.append(("(ops outside leaf layers)", "", "", "", f"{self.other_flops:,}"))
+        if self.other != Cost():
+            body.append(("(ops outside leaf layers)", "", "", "", f"{self.other.macs:,}",
+                         f"{self.other.flops:,}"))
         widths = [max(len(x) for x in col) for col in zip(head, *body)]
         line = "  ".join(f"{{:<{w}}}" for w in widths[:3]) + "  " + "  ".join(
             f"{{:>{w}}}" for w in widths[3:])
@@ -60,8 +82,10 @@ class Summary:
             f"Total params: {self.total_params:,}",
             f"Trainable params: {self.trainable_params:,}",
             f"Non-trainable params: {self.total_params - self.trainable_params:,}",
-            f"Total FLOPs: {self.total_flops:,} (MACs; x2 = {2 * self.total_flops:,} FLOPs "
-            "counting multiply and add separately)",
+            f"Total MACs: {self.total.macs:,}",
+            f"Total FLOPs: {self.total.flops:,} (besides the MACs)",
+            f"Everything in FLOPs: {self.total.in_flops:,} (2 x MACs + FLOPs)",
+            f"({CONVENTION})",
         ]
         return "\n".join(out)
 
@@ -102,26 +126,28 @@ def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
         model.train(was_training)
 
     summary = Summary(type(model).__name__)
-    credited = 0
+    credited = Cost()
     shown: set[int] = set()
     leaves = {id(m) for _, m in model.named_modules() if not list(m.children())}
     for call in rec.calls:  # in the order they ran; the leaf layers are the rows
         module = call.module
+        cost = total_cost(t._op for t in rec.ops[call.start:call.stop])
+        summary.modules[call.path] = summary.modules.get(call.path, Cost()) + cost
         if id(module) not in leaves:
             continue
-        flops = sum(getattr(t._op, "flops", 0) for t in rec.ops[call.start:call.stop])
-        credited += flops
+        credited = credited + cost
         # a module called twice (one ReLU used at two places) shows its parameters once
         n_params = 0 if id(module) in shown else sum(
             p.size for p in module.parameters(recurse=False))
         shown.add(id(module))
         summary.rows.append(LayerRow(call.path, type(module).__name__,
                                      _first_shape(call.inputs), _first_shape(call.output),
-                                     n_params, flops))
+                                     n_params, cost.macs, cost.flops))
     summary.total_params = sum(p.size for p in params)
     summary.trainable_params = sum(p.size for p in params if p.requires_grad)
-    summary.total_flops = sum(getattr(t._op, "flops", 0) for t in rec.ops)
-    summary.other_flops = summary.total_flops - credited
+    summary.total = total_cost(t._op for t in rec.ops)
+    summary.other = Cost(summary.total.macs - credited.macs,
+                         summary.total.flops - credited.flops)
     if print_summary:
         print(summary)
     return summary

@@ -72,6 +72,7 @@ class Module:
             target = params if isinstance(value, Parameter) else (
                 buffers if isinstance(value, Buffer) else modules)
             target[name] = value
+            _name_by_path(name, value)
             return
         registries = self.__dict__.get("_parameters"), self.__dict__.get("_buffers")
         params, buffers = registries
@@ -136,6 +137,8 @@ class Module:
             )
         self._forget(name)
         self._registries()[0][name] = param
+        if param is not None:
+            _name_by_path(name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None) -> None:
         """Register a buffer (a Tensor, kept as a :class:`Buffer`) or None."""
@@ -148,6 +151,8 @@ class Module:
             tensor = Buffer(tensor)
         self._forget(name)
         self._registries()[1][name] = tensor
+        if tensor is not None:
+            _name_by_path(name, tensor)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register a child module (or None)."""
@@ -157,6 +162,8 @@ class Module:
                             f"{type(module).__name__}")
         self._forget(name)
         self._registries()[2][name] = module
+        if module is not None:
+            _name_by_path(name, module)
 
     register_module = add_module
 
@@ -418,3 +425,17 @@ def _move_in_place(t: Tensor, device: str) -> None:
     t._dtype = moved._dtype
     t.device = device
     t.grad = grad
+
+
+def _name_by_path(name: str, value: Any) -> None:
+    """Name parameters and buffers by their module path (``fc1.weight``), as they are
+    registered: a tensor's own name when it has none, and, when a module is registered under
+    ``name``, ``name.`` before the names its tensors were given by path inside it.  A name the
+    user chose (``Parameter(..., name="w")``; one that is not its path) is kept."""
+    if isinstance(value, Tensor):
+        if value.name is None:
+            value.name = name
+        return
+    for path, t in [*value.named_parameters(), *value.named_buffers()]:
+        if t.name == path:
+            t.name = f"{name}.{path}"

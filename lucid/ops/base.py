@@ -59,10 +59,12 @@ class Op:
 
     # ``seq`` (when the op ran: the backward walk visits ops latest first), ``versions`` (the
     # saved inputs' versions at forward; None once the graph is released), ``flops`` and
-    # ``flops_bwd`` (recorded under count_flops) and ``module`` (the module call that ran it,
-    # set by a recorder) are the engine's; everything an op saves for its backward goes in
-    # ``__dict__`` and is dropped by ``release``.
-    __slots__ = ("__dict__", "seq", "versions", "flops", "flops_bwd", "module")
+    # ``flops_bwd`` (recorded under count_flops, with ``macs`` and ``macs_bwd``: how many of
+    # them are multiply-adds) and ``module`` (the module call that ran it, set by a recorder)
+    # are the engine's; everything an op saves for its backward goes in ``__dict__`` and is
+    # dropped by ``release``.
+    __slots__ = ("__dict__", "seq", "versions", "flops", "flops_bwd", "macs", "macs_bwd",
+                 "module")
 
     # -- what the op is called, and where it is published --------------------------------
     #: registers the op; error messages start with it
@@ -84,6 +86,7 @@ class Op:
     #: backward reads the output's value
     saves_output: ClassVar[bool] = False
     #: record ``self.needs`` (which inputs require grad) so backward can skip dead work
+    #: (under count_flops every op has ``self.needs``: its backward FLOPs rule reads it)
     wants_needs: ClassVar[bool] = False
     #: before backward, the engine sets ``self.final`` (True when the graph is released right
     #: after it) so backward can free a large saved buffer as soon as it has used it
@@ -98,6 +101,11 @@ class Op:
     fallback: ClassVar[bool] = False
     #: on "gpu", give results the dtype NumPy would (MLX promotes integers differently)
     numpy_dtypes: ClassVar[bool] = True
+
+    # -- what it costs -------------------------------------------------------------------
+    #: its FLOPs rules count multiply-adds (MACs: matmul, convolution); every other op counts
+    #: floating-point operations (FLOPs).  See :mod:`lucid.cost`.
+    counts_macs: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -116,12 +124,20 @@ class Op:
         raise NotImplementedError(f"{self.name}: no backward rule")
 
     def forward_flops(self, out: Any, *xs: Any) -> int:
-        """FLOPs of the forward pass (MACs for matmul/conv; elements for elementwise ops)."""
+        """Operations of the forward pass: multiply-adds (MACs) for matmul/conv, one FLOP per
+        output element for elementwise ops."""
         raise NotImplementedError(f"{self.name}: no FLOPs rule")
 
     def backward_flops(self, out: Any, *xs: Any) -> int:
-        """FLOPs of this op's backward rule, counted the same way."""
+        """Operations of this op's backward rule, counted the same way: only the gradients
+        the rule computes, those of the inputs in ``self.needs``."""
         raise NotImplementedError(f"{self.name}: no backward FLOPs rule")
+
+    def macs_of(self, flops: int, flops_bwd: int, out: Any, *xs: Any) -> tuple[int, int]:
+        """How many of the forward and backward counts are multiply-adds (the rest are
+        FLOPs): all of them for a ``counts_macs`` op, none otherwise.  An op whose count mixes
+        the two (a linear layer's bias add) says which part is which."""
+        return (flops, flops_bwd) if self.counts_macs else (0, 0)
 
     def release(self) -> None:
         """Drop what was saved for backward; a second backward then raises."""
@@ -337,7 +353,7 @@ def _pick_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, .
         return device, args  # the usual case: one device already
     fixed = {a.device for a in args if not a._free}
     if len(fixed) > 1:
-        listed = ", ".join(f"{fmt(a.shape)} on {a.device!r}" for a in args)
+        listed = ", ".join(f"{a.describe()} on {a.device!r}" for a in args)
         raise RuntimeError(
             f"{op.name}: inputs are on different devices ({listed}). Move them to one device "
             "first, e.g. x.to('gpu') or x.to('cpu')."
@@ -394,6 +410,7 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
     out._g = None
     out._free = free
     out._dtype = None if logical is None else _logical_result(logical, data)
+    out.name = None
     if out.requires_grad or MODE.flops:
         _record(op, out, args)
     return out
@@ -432,8 +449,11 @@ def _saved_versions(op: Op, args: tuple[Tensor, ...]) -> tuple[int, ...]:
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     """Store the op's forward and backward FLOPs on it (rules return Python ints)."""
     xs = [a.data for a in args]
+    if not op.wants_needs:  # the backward FLOPs rule counts only the gradients computed
+        op.needs = tuple([a.requires_grad for a in args])
     op.flops = op.forward_flops(out.data, *xs)
     op.flops_bwd = op.backward_flops(out.data, *xs) if out.requires_grad else 0
+    op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, out.data, *xs)
     if MODE.recorder is not None:  # a module recorder is on: the op goes on its tape
         MODE.recorder.record(out)
 

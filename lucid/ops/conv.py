@@ -292,6 +292,7 @@ class _ConvBase(Op):
     """What conv and conv_transpose share: arguments, checks, the error prefix."""
 
     wants_needs = True
+    counts_macs = True
     kind = "conv"
 
     def __init__(self, d: int, stride, padding, dilation, groups: int) -> None:

@@ -430,7 +430,8 @@ class Binary(Op):
 
     inputs = ("a", "b")
     broadcasts = True
-    bwd_cost = 2
+    #: FLOPs per output element of dL/da and of dL/db (each counted only when computed)
+    bwd_cost: tuple[int, int] = (1, 1)
 
     def check(self, a: Any, b: Any) -> None:
         if a.shape != b.shape:
@@ -452,8 +453,15 @@ class Binary(Op):
         return out.size
 
     def backward_flops(self, out: Any, a: Any, b: Any) -> int:
-        # the rule's arithmetic, plus the additions that sum a broadcast gradient down
-        return self.bwd_cost * out.size + (out.size - a.size) + (out.size - b.size)
+        # the rule's arithmetic for the gradients it computes, plus the additions that sum a
+        # broadcast gradient down to its input's shape
+        need_a, need_b = self.needs
+        return (self.grad_cost(need_a, need_b) * out.size
+                + need_a * (out.size - a.size) + need_b * (out.size - b.size))
+
+    def grad_cost(self, need_a: bool, need_b: bool) -> int:
+        """FLOPs per output element of the gradients wanted."""
+        return self.bwd_cost[0] * need_a + self.bwd_cost[1] * need_b
 
 
 class Add(Binary):
@@ -462,7 +470,7 @@ class Add(Binary):
     name = "add"
     operator = "+"
     saves_inputs = False
-    bwd_cost = 0
+    bwd_cost = (0, 0)  # both gradients are g itself
 
     def forward(self, xp, a, b):
         try:
@@ -480,7 +488,8 @@ class Sub(Binary):
     name = "sub"
     operator = "-"
     saves_inputs = False
-    bwd_cost = 1
+    wants_needs = True
+    bwd_cost = (0, 1)  # g, and -g
 
     def forward(self, xp, a, b):
         try:
@@ -489,7 +498,7 @@ class Sub(Binary):
             raise self.refused(a, b, exc) from None
 
     def backward(self, xp, g):
-        return g, -g
+        return g, (-g if self.needs[1] else None)
 
 
 class Mul(Binary):
@@ -517,7 +526,7 @@ class Div(Binary):
 
     name = "div"
     operator = "/"
-    bwd_cost = 4
+    wants_needs = True
 
     def forward(self, xp, a, b):
         self.a = a
@@ -528,8 +537,11 @@ class Div(Binary):
             raise self.refused(a, b, exc) from None
 
     def backward(self, xp, g):
-        ga = g / self.b
-        return ga, -ga * self.a / self.b
+        ga = g / self.b  # dL/db = -(g / b) a / b reuses it
+        return (ga if self.needs[0] else None), (-ga * self.a / self.b if self.needs[1] else None)
+
+    def grad_cost(self, need_a, need_b):
+        return 1 + 3 * need_b  # g / b; then negate, times a, over b
 
 
 class FloorDiv(Binary):
@@ -538,7 +550,8 @@ class FloorDiv(Binary):
     name = "floordiv"
     operator = "//"
     saves_inputs = False
-    bwd_cost = 0
+    wants_needs = True
+    bwd_cost = (0, 0)
 
     def forward(self, xp, a, b):
         self.check(a, b)
@@ -546,7 +559,7 @@ class FloorDiv(Binary):
 
     def backward(self, xp, g):
         zero = xp.zeros_like(g)
-        return zero, zero
+        return (zero if self.needs[0] else None), (zero if self.needs[1] else None)
 
 
 class Pow(Binary):
@@ -557,7 +570,9 @@ class Pow(Binary):
     operator = "**"
     wants_needs = True
     saves_output = True
-    bwd_cost = 9  # both gradients; backward_flops counts only the wanted ones
+    # dL/da: b - 1, the power, two multiplies and the b == 0 test; dL/db: the a == 0 test,
+    # log and two multiplies
+    bwd_cost = (5, 4)
 
     def forward(self, xp, a, b):
         self.check(a, b)
@@ -576,11 +591,11 @@ class Pow(Binary):
             gb = g * self.y * xp.log(safe)
         return ga, gb
 
-    def backward_flops(self, out, a, b):
-        # dL/da: b - 1, the power, two multiplies and the b == 0 test (5 per element);
-        # dL/db: the a == 0 test, log and two multiplies (4); then the broadcast sums
-        per = 5 * self.needs[0] + 4 * self.needs[1]
-        return per * out.size + (out.size - a.size) + (out.size - b.size)
+
+
+def _share_cost(self: Binary, need_a: bool, need_b: bool) -> int:
+    # the share (two comparisons, two selects), then g * share and g * (1 - share)
+    return 4 + need_a + 2 * need_b
 
 
 class Maximum(Binary):
@@ -588,7 +603,7 @@ class Maximum(Binary):
 
     name = "maximum"
     method = True
-    bwd_cost = 4
+    wants_needs = True
 
     def forward(self, xp, a, b):
         self.check(a, b)
@@ -599,7 +614,9 @@ class Maximum(Binary):
     def backward(self, xp, g):
         a, b = self.a, self.b
         share = xp.where(a > b, 1.0, xp.where(a == b, 0.5, 0.0)).astype(g.dtype)
-        return g * share, g * (1 - share)
+        return (g * share if self.needs[0] else None), (g * (1 - share) if self.needs[1] else None)
+
+    grad_cost = _share_cost
 
 
 class Minimum(Binary):
@@ -607,7 +624,7 @@ class Minimum(Binary):
 
     name = "minimum"
     method = True
-    bwd_cost = 4
+    wants_needs = True
 
     def forward(self, xp, a, b):
         self.check(a, b)
@@ -618,7 +635,9 @@ class Minimum(Binary):
     def backward(self, xp, g):
         a, b = self.a, self.b
         share = xp.where(a < b, 1.0, xp.where(a == b, 0.5, 0.0)).astype(g.dtype)
-        return g * share, g * (1 - share)
+        return (g * share if self.needs[0] else None), (g * (1 - share) if self.needs[1] else None)
+
+    grad_cost = _share_cost
 
 
 # --------------------------------------------------------------------------------------------

@@ -393,6 +393,7 @@ class Where(Op):
     name = "where"
     inputs = ("cond", "a", "b")
     broadcasts = True
+    wants_needs = True
     saves_inputs = (2,)  # the condition (last: see ``call``); a, b are never read again
 
     @classmethod
@@ -415,14 +416,18 @@ class Where(Op):
 
     def backward(self, xp, g):
         zero = xp.zeros_like(g)
-        return xp.where(self.cond, g, zero), xp.where(self.cond, zero, g), None
+        need_a, need_b = self.needs[0], self.needs[1]
+        return (xp.where(self.cond, g, zero) if need_a else None,
+                xp.where(self.cond, zero, g) if need_b else None, None)
 
     def forward_flops(self, out, a, b, cond):
         return out.size
 
     def backward_flops(self, out, a, b, cond):
-        # one select per output element for each gradient, then the sums down to a's, b's shape
-        return 2 * out.size + (out.size - a.size) + (out.size - b.size)
+        # one select per output element for each gradient computed, then its sum down to
+        # the input's shape
+        need_a, need_b = self.needs[0], self.needs[1]
+        return (need_a * (2 * out.size - a.size)) + (need_b * (2 * out.size - b.size))
 
 
 

@@ -55,6 +55,7 @@ class MatMul(Op):
     operator = "@"
     inputs = ("a", "b")
     wants_needs = True
+    counts_macs = True
 
     def forward(self, xp, a, b):
         sa, sb = tuple(a.shape), tuple(b.shape)
@@ -150,6 +151,7 @@ class Linear(Op):
     name = "linear"
     inputs = ("x", "weight")
     wants_needs = True
+    counts_macs = True
 
     @classmethod
     def call(cls, x: Any, weight: Any, bias: Any = None) -> Any:
@@ -212,6 +214,11 @@ class Linear(Op):
             flops += out.size - b.size
         return flops
 
+    def macs_of(self, flops, flops_bwd, out, x, w, b=None):
+        # the products are multiply-adds; the bias adds (and their sum in backward) are FLOPs
+        _, macs = self._sizes(out, w)
+        return macs, macs * (int(self.needs[0]) + int(self.needs[1]))
+
 
 # --------------------------------------------------------------------------------------------
 # tensordot and the products that are tensordots with fixed axes
@@ -231,6 +238,7 @@ class TensorDot(Op):
     name = "tensordot"
     inputs = ("a", "b")
     wants_needs = True
+    counts_macs = True
 
     def __init__(self, axes: Any = 2) -> None:
         self.axes = axes
@@ -436,6 +444,10 @@ class Einsum(Op):
 
     name = "einsum"
     wants_needs = True
+
+    def macs_of(self, flops, flops_bwd, out, *xs):
+        # two or more operands: multiply-adds; one operand (a sum or a transpose): FLOPs
+        return (flops, flops_bwd) if len(xs) > 1 else (0, 0)
 
     @classmethod
     def call(cls, subscripts: str, *operands: Any) -> Any:

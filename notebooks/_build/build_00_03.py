@@ -85,18 +85,19 @@ lucid_viz.draw(y)
     md("""
 ## 4. FLOPs
 
-Lucid counts work as it goes. The convention: a matrix multiply costs `m·n·k` **MACs**
-(multiply-accumulates), an elementwise op one FLOP per output element. Multiply by 2 if you want
-the other common unit (2·MACs).
+Lucid counts work as it goes, in two units. A matrix multiply (or a convolution) costs `m·n·k`
+**MACs** — multiply-accumulates, one per multiply-add; every other op costs **FLOPs**, one per
+element operation. A MAC is two FLOPs (a multiply and an add), so Lucid keeps the two apart.
 
-A `(4×3) @ (3×2)` product is 4·3·2 = 24 MACs; the `sum` that follows adds 8.
+A `(4×3) @ (3×2)` product is 4·3·2 = 24 MACs; the `sum` that follows adds its 8 numbers: 8 FLOPs.
 """),
     code("""
 with lucid.count_flops():
     A = lucid.randn(4, 3, requires_grad=True)
     B = lucid.randn(3, 2)
     loss = (A @ B).sum()
-print("total FLOPs below loss:", loss.flops)
+print("work below loss:", loss.cost)
+print("all in FLOPs   :", loss.cost.in_flops, "FLOPs")
 """, check=True),
     md("""
 In a notebook the `%%lucid_flops` cell magic does the counting for a whole cell and prints a
@@ -451,7 +452,33 @@ print("2 + 2e        :", round(2 + 2 * math.e, 6))
 Lucid visits every node **exactly once**, after all its consumers (a topological order), so `a`
 sends one summed gradient on to `x` — not one per path.
 
-## 3. Accumulation across calls
+## 3. A neuron with every value and gradient on the picture
+
+One neuron, $o = \tanh(x_1 w_1 + x_2 w_2 + b)$, with names on its tensors. After
+`backward(keep_grad=True)` every node keeps its gradient (not only the leaves), and
+`draw(..., show=("data", "grad"))` writes each value and each gradient on its node: read the
+chain rule off the picture. (The tanh's input is $n = 0.8814$, and $1 - \tanh^2 n = 0.5$: every
+node feeding it receives 0.5, and each weight receives 0.5 times its input.)
+"""),
+    code("""
+x1 = lucid.Tensor(2.0, requires_grad=True, name="x1")
+x2 = lucid.Tensor(0.0, requires_grad=True, name="x2")
+w1 = lucid.Tensor(-3.0, requires_grad=True, name="w1")
+w2 = lucid.Tensor(1.0, requires_grad=True, name="w2")
+b = lucid.Tensor(6.8813735870195432, requires_grad=True, name="b")
+n = x1 * w1 + x2 * w2 + b
+n.name = "n"
+o = lucid.tanh(n)
+o.name = "o"
+o.backward(keep_grad=True)
+lucid_viz.draw(o, rankdir="LR", show=("data", "grad"))
+"""),
+    code("""
+for t in (x1, w1, x2, w2, b, n):
+    print(f"do/d{t.name} = {float(t.grad):.4g}")
+""", check=True),
+    md("""
+## 4. Accumulation across calls
 
 Gradients of *leaves* accumulate across `backward()` calls too (`+=`). That is why training loops
 call `zero_grad()`. To run backward twice through the same graph you must ask to keep it,
@@ -471,7 +498,7 @@ except RuntimeError as err:
     print("3rd call ->", err)
 """, check=True),
     md("""
-## 4. `keep_grad`: looking at intermediate gradients
+## 5. `keep_grad`: looking at intermediate gradients
 
 To save memory, Lucid frees the gradients of intermediate nodes once they have been passed on;
 only leaves keep `.grad`. Pass `keep_grad=True` (to `backward`, or to one tensor) to keep them.
@@ -491,7 +518,7 @@ print("keep_grad=True: a.grad =", round(float(a.grad), 6), " (= 1 + e)")
 print("               x.grad =", round(float(x.grad), 6))
 """, check=True),
     md("""
-## 5. Hooks: watching a gradient in flight
+## 6. Hooks: watching a gradient in flight
 
 `keep_grad` keeps a gradient *after* backward. A **hook** sees it *during* backward:
 `t.register_hook(fn)` calls `fn(grad)` once `t`'s gradient is complete (all paths summed), before
@@ -526,7 +553,7 @@ y.backward()
 print("hook removed         :", round(float(x.grad), 6), " (= 2 + 2e)")
 """, check=True),
     md("""
-## 6. `detach()`: cutting the graph
+## 7. `detach()`: cutting the graph
 
 `t.detach()` gives the same values (it shares the array, copying nothing) but **no history**:
 for autograd it is a constant. So gradient stops there. Example: $y = x \\cdot
@@ -544,7 +571,7 @@ y.backward()
 print("y =", y.item(), "  dy/dx =", float(x.grad), "  (x * x would give 2x = 6.0)")
 """, check=True),
     md("""
-## 7. Not recording at all: `no_grad` and `grad_enabled()`
+## 8. Not recording at all: `no_grad` and `grad_enabled()`
 
 Evaluating a model needs no graph, and recording one costs time and memory. `lucid.no_grad()`
 switches recording off: as a `with` block (notebook 03 uses that) or as a **decorator** on a
@@ -568,7 +595,7 @@ q = (w * lucid.tensor([0.5, 0.25])).sum()
 print("same sum, recorded =", q.item(), " requires_grad:", q.requires_grad, " op:", q.op_name)
 """, check=True),
     md("""
-## 8. Vectors, and FLOPs on the graph
+## 9. Vectors, and FLOPs on the graph
 
 The same works for whole arrays. Drawn inside `lucid.count_flops()`, each node shows its FLOPs.
 `backward()` with no argument seeds ones, exactly like calling `backward` on `y.sum()`.
@@ -583,7 +610,7 @@ lucid_viz.draw(loss)
     code("""
 loss.backward()
 print("dloss/dw =", w.grad.round(6).tolist(), "  expected v + 2w =", [2.5, 3.0, 8.0])
-print("forward FLOPs:", loss.flops)
+print("forward work:", loss.cost)
 """, check=True),
     md("""
 ## Exercise
@@ -637,9 +664,9 @@ We build it inside `lucid.count_flops()` so the stepper can show the running bac
 """),
     code("""
 with lucid.count_flops():
-    x = lucid.Tensor([0.5, -1.0])
-    w = lucid.Tensor([0.8, 0.3], requires_grad=True)
-    b = lucid.Tensor(0.1, requires_grad=True)
+    x = lucid.Tensor([0.5, -1.0], name="x")
+    w = lucid.Tensor([0.8, 0.3], requires_grad=True, name="w")
+    b = lucid.Tensor(0.1, requires_grad=True, name="b")
     loss = lucid.tanh(w * x + b).sum()
 print("loss =", round(loss.item(), 6))
 """, check=True),
@@ -648,8 +675,9 @@ print("loss =", round(loss.item(), 6))
 
 Press **Play** (or drag the slider). Each step highlights the node being processed, the edges its
 gradient flows along, the gradient values arriving, and the op's local derivative rule.
-The stepper does not touch `.grad`; it only shows the walk. In its labels `n0` is `w`, `n1` is
-the constant input `x` (no gradient needed) and `n3` is `b`.
+The stepper does not touch `.grad`; it only shows the walk. The tensors were given names
+(`name="w"`), so the pictures and the table call them `w`, `x` and `b`; the ops are called by
+their kind and id (`Mul n2`), the same words in the picture and in the table.
 """),
     code("""
 stepper = lucid_viz.step_backward(loss)
@@ -665,6 +693,21 @@ print(len(stepper), "steps")
 for k in range(len(stepper)):
     print(stepper.frame_text(k))
     print()
+""", check=True),
+    md("""
+### Why does `b` receive 1.747 when the rule says $\\partial y / \\partial b = 1$?
+
+Look at step 3, the `Add`. `b` is a scalar, but `w * x` has shape (2,): in the forward pass `b`
+was **broadcast** — copied into both positions. Each copy receives its own gradient (0.7864 and
+0.961), and since both copies are the same `b`, its gradient is their **sum**:
+1.747 = 0.7864 + 0.961. The stepper says so on that step ("sum over axis 0: (2,) → ()"), and
+the traced graph records it on the edge, so any picture can show it:
+"""),
+    code("""
+for e in stepper.graph.edges:
+    if e.broadcast:
+        print(f"{stepper.names[e.src]} -> {stepper.names[e.dst]}: gradient summed over axes "
+              f"{e.summed}")
 """, check=True),
     md("""
 ### Taking the animation with you

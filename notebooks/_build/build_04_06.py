@@ -377,25 +377,26 @@ NB05 = [
     md("""
 # 05 · FLOPs: how much work does a graph cost?
 
-A **FLOP** counts one arithmetic operation. Lucid counts them per node of the graph, with the
-convention of the original Lucid (seed 002):
+A **FLOP** counts one floating-point operation. Lucid counts the work of every node of the
+graph in two honest units:
 
-* **matmul and convolution** count **MACs** (multiply-accumulates): `(m, k) @ (k, n)` costs
-  `m·n·k`;
-* **elementwise** ops count one per output element; reductions one per input element;
-* shape ops (reshape, transpose, indexing) count 0.
+* **matmul, linear layers and convolution** count **MACs** (multiply-accumulates, one per
+  multiply-add): `(m, k) @ (k, n)` costs `m·n·k` MACs;
+* **every other op** counts **FLOPs**: elementwise ops one per output element, reductions one
+  per input element; shape ops (reshape, transpose, indexing) count 0.
 
-Many papers count a MAC as **2 FLOPs** (one multiply, one add). Lucid says which unit it prints
-and offers `2·MACs` as the other one. In this chapter: `lucid.count_flops()`, per-node FLOPs in a
-drawn graph, `summarize`, the `%lucid_flops` / `%%lucid_flops` magics and their report, and why
-FLOPs are not wall time.
+A MAC is **2 FLOPs** (one multiply, one add), so Lucid never adds the two units silently: it
+prints `96 MACs + 36 FLOPs`, and `in_flops` converts everything to FLOPs. In this chapter:
+`lucid.count_flops()`, per-node counts in a drawn graph, `summarize`, the `%lucid_flops` /
+`%%lucid_flops` magics and their report, and why FLOPs are not wall time.
 """),
     code(setup("import lucid", "import lucid.nn as nn", "import lucid_viz")),
     md("""
 ## 1. `with lucid.count_flops():`
 
 Counting is off by default (and then costs nothing). Inside the `with` block every op records its
-FLOPs; `tensor.flops` then sums them over the graph below the tensor, each node once.
+work; `tensor.cost` then sums it over the graph below the tensor, each node once, MACs and FLOPs
+apart. (`tensor.flops` is the original Lucid's single number: the two added as they are.)
 """),
     code('''
 A = lucid.random.randn(4, 8, dtype=lucid.Float32)
@@ -407,31 +408,35 @@ with lucid.count_flops():
     s = z.sum()
 
 print("counting now?", lucid.flops_enabled())
-print("s.flops =", s.flops, "MACs")
-print("by hand: matmul 4*3*8 = 96, + add 12 + tanh 12 + sum 12 =", 96 + 12 + 12 + 12)
+print("s.cost =", s.cost)
+print("by hand: matmul 4*3*8 = 96 MACs; add 12 + tanh 12 + sum 12 =", 12 + 12 + 12, "FLOPs")
+print("in FLOPs:", s.cost.in_flops, "= 2 * 96 + 36")
 ''', check=True),
     md("""
-Outside `count_flops()` nothing is recorded, and `.flops` is 0:
+Outside `count_flops()` nothing is recorded, and the cost is 0:
 """),
     code('''
-print((lucid.tanh(A @ W + b)).flops)
+print((lucid.tanh(A @ W + b)).cost)
 ''', check=True),
     md("""
 ## 2. FLOPs per node
 
 `lucid_viz.trace` turns the graph into plain data: one `Node` per tensor with its op, shape,
-device and FLOPs: forward, and the cost of its backward rule. Leaves (inputs, constants) have
-no op, so no FLOPs. Only `W` requires grad, so the matmul's backward computes one product
-(`A.T @ g`, 96 MACs) and skips the gradient of `A`.
+device and cost: forward, and the cost of its backward rule. Leaves (inputs, constants) have
+no op, so no cost. Only `W` requires grad, so the matmul's backward computes one product
+(`A.T @ g`, 96 MACs) and skips the gradient of `A`; each op counts only the gradients it
+computes.
 """),
     code('''
 graph = lucid_viz.trace(s)
-print(f"{'id':4s} {'op':8s} {'shape':8s} {'forward':>8s} {'backward':>9s}")
+print(f"{'node':10s} {'shape':8s} {'forward':>10s} {'backward':>10s}")
 for n in graph.nodes:
-    print(f"{n.id:4s} {n.op:8s} {str(n.shape):8s} {str(n.flops):>8s} {str(n.flops_bwd):>9s}")
+    fwd, bwd = n.cost(), n.cost(backward=True)
+    print(f"{n.title:10s} {str(n.shape):8s} {str(fwd or '-'):>10s} {str(bwd or '-'):>10s}")
 ''', check=True),
     md("""
-The drawing puts the same numbers on the nodes, with the total in the title:
+The drawing puts the same numbers on the nodes, with the total in the title and the units
+explained once, in the legend:
 """),
     code('''
 lucid_viz.draw(s)
@@ -439,25 +444,25 @@ lucid_viz.draw(s)
     md("""
 ## 3. MACs vs FLOPs
 
-The same graph in the other unit: `flops_unit="2*MACs"` doubles every count (a multiply-add is
-two FLOPs). Always say which unit you quote - a factor of 2 is easy to lose.
+Everything in one unit: `flops_unit="FLOPs"` counts each multiply-add as 2 FLOPs and leaves
+the other ops as they are (an add is one FLOP in either unit). Always say which unit you quote
+- a factor of 2 is easy to lose.
 """),
     code('''
-macs = s.flops
-print(f"{macs} MACs  =  {2 * macs} FLOPs (2*MACs)")
+print(f"{s.cost}  =  {s.cost.in_flops} FLOPs  (2 * {s.cost.macs} + {s.cost.flops})")
 ''', check=True),
     code('''
-lucid_viz.draw(s, flops_unit="2*MACs")
+lucid_viz.draw(s, flops_unit="FLOPs")
 '''),
     md("""
-Strictly, only the matmul has multiply-*adds*; doubling the elementwise ops too over-counts them.
-Tools differ here, which is one more reason to state the convention.
+Only the matmul has multiply-*adds*, so only its count doubles. Tools differ here (some double
+everything, some count MACs only), which is one more reason to state the convention.
 
 ## 4. A whole model: `summarize`
 
 `lucid.models.summarize(model, input_shape)` runs the model once on zeros and reports, per
-layer, shapes, parameters and FLOPs. A `Linear(in, out)` on a batch of `N` costs
-`N·in·out` MACs for the matmul plus `N·out` for the bias add.
+layer, shapes, parameters, MACs and FLOPs. A `Linear(in, out)` on a batch of `N` costs
+`N·in·out` MACs for the matmul plus `N·out` FLOPs for the bias add.
 """),
     code('''
 from lucid.models import summarize
@@ -472,8 +477,8 @@ lucid_viz.plot_flops_per_layer(summary)
 ## 5. The `%lucid_flops` magics
 
 `%load_ext lucid_viz` registers a magic that counts everything a cell does: one summary line
-(total, in MACs and in 2·MACs), then a per-op and a per-module table. `--backward` adds the FLOPs
-of each op's backward rule.
+(MACs and FLOPs, and everything in FLOPs), then a per-op and a per-module table. `--backward`
+adds the work of each op's backward rule (only the gradients it computes).
 """),
     code('''
 %load_ext lucid_viz
@@ -515,16 +520,18 @@ forward passes:
 """),
     code('''
 report = _                                      # IPython keeps the last result in _
-print(type(report).__name__, "in", report.unit)
-print("forward:", report.forward, " backward:", report.backward, " total:", report.total)
-print(f"forward + backward = {report.total / report.forward:.2f} x the forward pass")
+print(type(report).__name__)
+print("forward:", report.forward, " backward:", report.backward)
+ratio = report.total.in_flops / report.forward.in_flops
+print(f"forward + backward = {ratio:.2f} x the forward pass (both in FLOPs)")
 print("ops:")
 for row in report.ops:
-    print(f"  {row.op:8s} x{row.count}  forward {row.forward:>6,}  backward {row.backward:>6,}")
+    print(f"  {row.op:8s} x{row.count}  forward {str(row.forward):>20s}  "
+          f"backward {str(row.backward):>20s}")
 print("modules:")
 for row in report.modules:
-    print(f"  {row.path:18s} {row.kind:11s} forward {row.forward:>6,}  backward {row.backward:>6,}")
-print("uncounted ops:", report.uncounted)
+    print(f"  {row.path:18s} {row.kind:11s} forward {str(row.forward):>20s}")
+print("ops not counted:", report.uncounted)
 ''', check=True),
     md("""
 ## 6. FLOPs are not time
@@ -550,11 +557,11 @@ def run_tiny():
 
 for name, fn in [("one 256x256 matmul", run_big), ("300 tiny elementwise ops", run_tiny)]:
     with lucid.count_flops():
-        flops = fn().flops
+        flops = fn().cost.in_flops
     t0 = time.perf_counter()
     fn()
     dt = time.perf_counter() - t0
-    print(f"{name:26s} {flops:>12,} MACs  {1e3 * dt:8.2f} ms  {flops / dt / 1e6:10.1f} M/s")
+    print(f"{name:26s} {flops:>12,} FLOPs  {1e3 * dt:8.2f} ms  {flops / dt / 1e6:10.1f} MFLOP/s")
 '''),
     md("""
 The matmul does hundreds of times more work and still finishes sooner. For small models the cost
@@ -563,19 +570,19 @@ dominate.
 
 ## Exercise
 
-A `Linear(100, 50)` layer runs on a batch of 16 inputs. How many MACs does its forward pass
-cost? And in FLOPs (2·MACs)? Work it out, then check it with `count_flops`.
+A `Linear(100, 50)` layer runs on a batch of 16 inputs. How many MACs and FLOPs does its forward
+pass cost? And everything in FLOPs? Work it out, then check it with `count_flops`.
 
 ### Answer
 
-The matmul `(16, 100) @ (100, 50)` costs `16·50·100 = 80,000` MACs, the bias add `16·50 = 800`:
-**80,800 MACs**, or **161,600 FLOPs** as 2·MACs.
+The matmul `(16, 100) @ (100, 50)` costs `16·50·100 = 80,000` MACs, the bias add `16·50 = 800`
+FLOPs: **80,000 MACs + 800 FLOPs**, or **160,800 FLOPs** in all (a MAC is 2 FLOPs).
 """),
     code('''
 layer = nn.Linear(100, 50)
 with lucid.count_flops():
     out = layer(lucid.zeros(16, 100, dtype=lucid.Float32))
-print(out.flops, "MACs =", 2 * out.flops, "FLOPs (2*MACs)")
+print(out.cost, "=", out.cost.in_flops, "FLOPs")
 ''', check=True),
 ]
 

@@ -597,12 +597,12 @@ with lucid.count_flops():
 C_in, K, C_out, H_out, W_out = 3, 3, 16, *y.shape[2:]
 macs = C_in * K * K * C_out * H_out * W_out
 print("output:", y.shape)
-print(f"lucid (MACs):                  {y.flops:,}")
-print(f"C_in*K*K*C_out*H_out*W_out:    {macs:,}")
-print(f"FLOPs = 2 * that:              {2 * macs:,}")
-print("lucid's count matches the formula:", y.flops == macs)
-print(f"with a bias: {y_bias.flops:,} = {macs:,} + {y_bias.flops - macs:,} "
-      "(the bias is a separate add, one per output element)")
+print(f"lucid:                         {y.cost}")
+print(f"C_in*K*K*C_out*H_out*W_out:    {macs:,} MACs")
+print(f"FLOPs = 2 * that:              {y.cost.in_flops:,} FLOPs")
+print("lucid's count matches the formula:", y.cost.macs == macs)
+print(f"with a bias: {y_bias.cost} "
+      "(the bias is a separate add: one FLOP per output element)")
 ''', check=True),
     md("""
 ## 3. Pooling
@@ -719,7 +719,8 @@ classic bug: the test results then depend on the batch size.
 `lucid.models.resnet_18` is laid out like torchvision's `resnet18`: a 7x7 stride-2 "stem"
 convolution and a max-pool, four stages of two **BasicBlocks** each (64, 128, 256, 512 channels;
 stages 2-4 halve the image), a global average pool and one Linear layer. `summarize` runs it
-once on zeros and reports every layer: its shapes, parameters and FLOPs (MACs).
+once on zeros and reports every layer: its shapes, parameters, MACs (the convolutions and the
+Linear layer) and FLOPs (BatchNorm, ReLU, pooling, the bias and shortcut adds).
 """),
     code('''
 resnet = resnet_18(num_classes=10)
@@ -732,18 +733,14 @@ convolutions from 512 to 512 channels, 2.4 million weights each), almost all FLO
 evenly over the four stages: each stage halves the image (4x fewer positions) and doubles the
 channels (4x more work per position).
 
-The same by stage, from the summary's rows:
+The same by stage, from the summary (`summary.modules` holds each module's total):
 """),
     code('''
-stages = {}
-for row in summary.rows:
-    stage = row.name.split(".")[0] if row.name.startswith("layer") else "stem / head"
-    params, flops = stages.get(stage, (0, 0))
-    stages[stage] = (params + row.params, flops + row.flops)
-for stage, (params, flops) in stages.items():
-    print(f"{stage:12s} {params:>10,} params  {flops:>11,} MACs")
-print(f"{'+ x adds':12s} {0:>10,} params  {summary.other_flops:>11,} MACs  (the shortcuts)")
-print(f"{'total':12s} {summary.total_params:>10,} params  {summary.total_flops:>11,} MACs")
+for stage in ("layer1", "layer2", "layer3", "layer4"):
+    params = sum(p.size for p in getattr(resnet, stage).parameters())
+    print(f"{stage:8s} {params:>10,} params  {str(summary.modules[stage]):>28s}")
+print(f"{'total':8s} {summary.total_params:>10,} params  {str(summary.total):>28s}")
+print("(a stage's count includes its shortcut adds, as the drawing's boxes below do)")
 ''', check=True),
     md("""
 ### Drawing it
@@ -876,7 +873,7 @@ with lucid.count_flops():
     out = conv(lucid.zeros(1, 64, 16, 16, dtype=lucid.Float32))
 print("output:", out.shape)
 print(f"parameters: {sum(p.size for p in conv.parameters()):,}")
-print(f"MACs: {out.flops:,}")
+print(f"work: {out.cost}")
 ''', check=True),
     md("""
 **2.** The Linear layer has `512·classes + classes` parameters. Going from 10 to 1,000 classes

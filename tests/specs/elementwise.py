@@ -90,8 +90,8 @@ BINARY = [
     _binary("div", np.divide, binary(low_b=0.5, high_b=2.0), bwd=4),
     _binary("floordiv", np.floor_divide, binary(low_b=0.5, high_b=2.0), bwd=0),
     _binary("pow", np.power, binary(0.3, 2.0, -2.0, 2.0), bwd=9),  # 5 for dL/da, 4 for dL/db
-    _binary("maximum", np.maximum, bwd=4),
-    _binary("minimum", np.minimum, bwd=4),
+    _binary("maximum", np.maximum, bwd=7),
+    _binary("minimum", np.minimum, bwd=7),
 ]
 
 _B = binary()

@@ -15,6 +15,7 @@ from IPython.utils.capture import capture_output  # noqa: E402
 import lucid  # noqa: E402
 from lucid.autograd.mode import MODE  # noqa: E402
 from lucid.autograd.recorder import Recorder  # noqa: E402
+from lucid.cost import Cost  # noqa: E402
 from lucid.nn.module import Module  # noqa: E402
 from lucid_viz.magic import FlopsReport, _report, load_ipython_extension  # noqa: E402
 
@@ -31,11 +32,11 @@ t = lucid.random.randn(5, 2)
 """
 
 OP_TABLE = """\
-op      count  forward (MACs)
------------------------------
-MatMul      1              60
-Tanh        1              15
-total       2              75
+op      count  forward (MACs / FLOPs)
+-------------------------------------
+MatMul      1                 60 MACs
+Tanh        1                15 FLOPs
+total       2      60 MACs + 15 FLOPs
 
 (no lucid.nn modules were called)"""
 
@@ -63,7 +64,8 @@ def test_cell_summary_line_and_op_table(shell):
     out, outputs, value = run(shell, "", "y = a @ b\ny.tanh()")
     assert value is None
     first = out.splitlines()[0]
-    assert first == "lucid_flops: 75 MACs forward (150 FLOPs as 2·MACs) in 2 ops"
+    assert first == ("lucid_flops: forward 60 MACs + 15 FLOPs (everything in FLOPs, 1 MAC = "
+                     "2 FLOPs: 135) in 2 ops")
     assert len(outputs) == 1
     assert outputs[0].data["text/plain"] == OP_TABLE
     html = outputs[0].data["text/html"]
@@ -81,14 +83,15 @@ def test_backward_counts_each_ops_backward_rule(shell):
     # the recorded ops' own backward rules (b needs no gradient, so matmul pays for dL/da only)
     tape_bwd = _independent_backward_flops(shell, "(a @ b).tanh()")
     assert tape_bwd == 60 + 45
-    assert out.splitlines()[0] == ("lucid_flops: 75 MACs forward + 105 MACs backward = 180 MACs "
-                                   "(360 FLOPs as 2·MACs) in 2 ops")
+    assert out.splitlines()[0] == ("lucid_flops: forward 60 MACs + 15 FLOPs, backward 60 MACs "
+                                   "+ 45 FLOPs (everything in FLOPs, 1 MAC = 2 FLOPs: 300) in "
+                                   "2 ops")
     assert outputs[0].data["text/plain"].splitlines()[:6] == [
-        "op      count  forward (MACs)  backward (MACs)",
-        "----------------------------------------------",
-        "MatMul      1              60               60",
-        "Tanh        1              15               45",
-        "total       2              75              105",
+        "op      count  forward (MACs / FLOPs)  backward (MACs / FLOPs)",
+        "--------------------------------------------------------------",
+        "MatMul      1                 60 MACs                  60 MACs",
+        "Tanh        1                15 FLOPs                 45 FLOPs",
+        "total       2      60 MACs + 15 FLOPs       60 MACs + 45 FLOPs",
         "",
     ]
 
@@ -110,23 +113,24 @@ def _independent_backward_flops(shell, expr):
 def test_backward_of_a_scalar_last_value_counts_only_its_graph(shell):
     # ``unused`` requires grad but the last value does not depend on it: not in its backward
     out, _, _ = run(shell, "--backward", "unused = a * 2\n(a @ b).sum()")
-    assert out.splitlines()[0] == ("lucid_flops: 87 MACs forward + 60 MACs backward = 147 MACs "
-                                   "(294 FLOPs as 2·MACs) in 3 ops")
+    assert out.splitlines()[0] == ("lucid_flops: forward 60 MACs + 27 FLOPs, backward 60 MACs "
+                                   "(everything in FLOPs, 1 MAC = 2 FLOPs: 267) in 3 ops")
 
 
 def test_module_table_with_depth(shell):
     cell = "loss = loss_fn(model(x), t)\nloss"
     out, outputs, _ = run(shell, "--depth 1", cell)
-    assert out.splitlines()[0] == "lucid_flops: 361 MACs forward (722 FLOPs as 2·MACs) in 6 ops"
+    assert out.splitlines()[0] == ("lucid_flops: forward 240 MACs + 121 FLOPs (everything in "
+                                   "FLOPs, 1 MAC = 2 FLOPs: 601) in 6 ops")
     modules = outputs[0].data["text/plain"].split("\n\n")[1]
     assert modules == """\
-module     type        calls  forward (MACs)
---------------------------------------------
-model      Sequential      1             330
-  model.0  Linear          1             200
-  model.1  ReLU            1              40
-  model.2  Linear          1              90
-loss_fn    MSELoss         1              31"""
+module     type        calls  forward (MACs / FLOPs)
+----------------------------------------------------
+model      Sequential      1     240 MACs + 90 FLOPs
+  model.0  Linear          1     160 MACs + 40 FLOPs
+  model.1  ReLU            1                40 FLOPs
+  model.2  Linear          1      80 MACs + 10 FLOPs
+loss_fn    MSELoss         1                31 FLOPs"""
     _, outputs, _ = run(shell, "--depth 0", cell)
     rows = outputs[0].data["text/plain"].split("\n\n")[1].splitlines()[2:]
     assert [r.split()[0] for r in rows] == ["model", "loss_fn"]
@@ -135,7 +139,7 @@ loss_fn    MSELoss         1              31"""
 def test_ops_outside_modules_get_their_own_row(shell):
     _, outputs, _ = run(shell, "", "model(x) * 2")
     rows = outputs[0].data["text/plain"].split("\n\n")[1].splitlines()
-    assert rows[-1].split() == ["(outside", "modules)", "10"]
+    assert rows[-1].split() == ["(outside", "modules)", "10", "FLOPs"]
 
 
 def test_module_forward_equals_its_ops(shell):
@@ -145,7 +149,7 @@ def test_module_forward_equals_its_ops(shell):
     assert by_path["model"] == report.forward
     with lucid.count_flops():
         y = model_output(shell)
-    assert report.forward == y.flops
+    assert report.forward.seed_count == y.flops
 
 
 def model_output(shell):
@@ -155,10 +159,12 @@ def model_output(shell):
 def test_line_magic(shell):
     out, outputs, value = run(shell, "(a @ b).tanh()")
     assert value is None
-    assert out.splitlines()[0] == "lucid_flops: 75 MACs forward (150 FLOPs as 2·MACs) in 2 ops"
+    assert out.splitlines()[0] == ("lucid_flops: forward 60 MACs + 15 FLOPs (everything in FLOPs, "
+                                   "1 MAC = 2 FLOPs: 135) in 2 ops")
     assert outputs[0].data["text/plain"] == OP_TABLE
     out, _, _ = run(shell, "--backward --depth=0 (a @ b).tanh()")
-    assert out.splitlines()[0].startswith("lucid_flops: 75 MACs forward + 105 MACs backward")
+    assert out.splitlines()[0].startswith("lucid_flops: forward 60 MACs + 15 FLOPs, backward "
+                                          "60 MACs + 45 FLOPs")
 
 
 def test_o_returns_a_report_with_a_stable_repr(shell):
@@ -166,7 +172,7 @@ def test_o_returns_a_report_with_a_stable_repr(shell):
     assert isinstance(report, FlopsReport)
     assert outputs == []  # the returned report is what IPython shows
     assert out.splitlines() == [report.summary]
-    assert (report.forward, report.backward, report.n_ops) == (75, None, 2)
+    assert (report.forward, report.backward, report.n_ops) == (Cost(60, 15), None, 2)
     assert repr(report) == OP_TABLE
     assert not re.search(r"0x[0-9a-fA-F]{4,}", repr(report))
     again = run(shell, "-o", "y = a @ b\ny.tanh()")[2]
@@ -181,8 +187,8 @@ def test_uncounted_ops_are_listed_by_name():
     rec.ops.append(y)
     report = _report(rec, None, backward=False, depth=None)
     assert report.uncounted == ["Mul"]
-    assert report.summary.endswith("; uncounted: Mul")
-    assert repr(report).endswith("uncounted ops (no FLOPs recorded): Mul")
+    assert report.summary.endswith("; not counted: Mul")
+    assert repr(report).endswith("ops not counted (no count recorded): Mul")
 
 
 def test_the_magic_patches_nothing_and_stops_recording_when_the_cell_fails(shell):
@@ -222,7 +228,8 @@ def test_usage_errors(shell):
 
 def test_cell_with_magics_inside_is_transformed(shell):
     out, _, _ = run(shell, "", "%time y = a @ b\ny.tanh()")
-    assert "lucid_flops: 75 MACs forward (150 FLOPs as 2·MACs) in 2 ops" in out
+    assert ("lucid_flops: forward 60 MACs + 15 FLOPs (everything in FLOPs, 1 MAC = 2 FLOPs: "
+            "135) in 2 ops") in out
 
 
 def test_load_ext_of_the_magic_module():

@@ -31,11 +31,13 @@ def _edges(text):
 def test_a_small_graph_lists_every_node_and_edge_with_labels_and_units():
     drawing = lucid_viz.draw(_neuron())
     text = drawing.to_mermaid()
-    assert text.startswith("---\ntitle: \"Lucid graph / total 3 MACs forward")
+    assert text.startswith("---\ntitle: \"Lucid graph / forward: 3 FLOPs / MACs: multiply-adds "
+                           "(matmul, linear, convolution); FLOPs: every other operation / 6 "
+                           "nodes, 3 ops\"\n---")
     assert "\nflowchart TB\n" in text
     nodes = dict(_nodes(text))
     assert len(nodes) == len(drawing.graph.nodes) == 6
-    assert nodes["n5"] == "Tanh (output)<br/>scalar Float64<br/>1 MACs"
+    assert nodes["n5"] == "Tanh n5 (output)<br/>scalar Float64<br/>1 FLOP"
     assert sorted(_edges(text)) == sorted((e.src, e.dst) for e in drawing.graph.edges)
     assert "classDef cpu_op fill:#cfe2f3" in text
     assert lucid_viz.draw(_neuron()).to_mermaid() == text  # deterministic
@@ -45,7 +47,7 @@ def test_modules_become_subgraphs_and_depth_collapses_them():
     model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 2), nn.ReLU()))
     x = lucid.zeros(2, 4, dtype=lucid.Float32)
     full = lucid_viz.draw(model, x).to_mermaid()
-    assert re.search(r'subgraph cluster_0\["0 \(Linear\)<br/>30 MACs"\]', full)
+    assert re.search(r'subgraph cluster_0\["0 \(Linear\)<br/>24 MACs \+ 6 FLOPs"\]', full)
     assert "0.weight<br/>(3,4) Float32" in full
     collapsed = lucid_viz.draw(model, x, depth=1, flops_unit="2*MACs").to_mermaid()
     boxes = [label for _, label in _nodes(collapsed) if label.startswith("2 (Sequential)")]

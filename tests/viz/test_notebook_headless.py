@@ -49,4 +49,5 @@ def test_draw_stepper_and_magic_render_in_a_headless_kernel(tmp_path):
     assert "image/svg+xml" in stepper_data  # the static fallback of the stepper
     assert any("widget" in key for key in stepper_data)  # and the live widget
     printed = "".join(o.get("text", "") for o in outputs[4] if o["output_type"] == "stream")
-    assert printed.startswith("lucid_flops: 75 MACs forward (150 FLOPs as 2·MACs)")
+    assert printed.startswith("lucid_flops: forward 60 MACs + 15 FLOPs (everything in FLOPs, "
+                              "1 MAC = 2 FLOPs: 135)")

@@ -35,22 +35,26 @@ def test_flops_per_layer_from_a_model_and_from_a_summary():
     assert isinstance(fig, Figure)
     names, widths = bars(fig)
     assert names == ["0 (Conv2d)", "1 (ReLU)", "2 (Conv2d)"]
-    assert widths == [442_368 + 16_384, 16_384, 4_718_592 + 32_768]  # conv MACs + bias add
-    assert "total 5,226,496 MACs" in fig.axes[0].get_title()
+    # one bar of MACs per layer (the products), then one of FLOPs (the bias adds, ReLU)
+    assert widths == [442_368, 0, 4_718_592, 16_384, 16_384, 32_768]
+    assert "total 5,160,960 MACs + 65,536 FLOPs" in fig.axes[0].get_title()
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "MACs (multiply-adds: matmul, linear, conv)", "FLOPs (every other operation)"]
 
     summary = summarize(model, (1, 3, 32, 32), print_summary=False)
-    doubled = plot_flops_per_layer(summary, flops_unit="2*MACs")
-    assert bars(doubled)[1] == [2 * w for w in widths]
-    assert "FLOPs (2*MACs)" in doubled.axes[0].get_xlabel()
+    in_flops = plot_flops_per_layer(summary, flops_unit="FLOPs")
+    assert bars(in_flops)[1] == [2 * 442_368 + 16_384, 16_384, 2 * 4_718_592 + 32_768]
+    assert "a multiply-add counts 2" in in_flops.axes[0].get_xlabel()
+    assert bars(plot_flops_per_layer(summary, flops_unit="2*MACs"))[1] == bars(in_flops)[1]
 
 
 def test_flops_per_layer_lists_ops_outside_layers():
     from lucid.models.imgclf.resnet import resnet_18
 
     summary = summarize(resnet_18(num_classes=10), (2, 3, 32, 32), print_summary=False)
-    names, widths = bars(plot_flops_per_layer(summary))
-    assert names[-1] == "(ops outside leaf layers)" and widths[-1] == summary.other_flops
-    assert sum(widths) == summary.total_flops
+    names, widths = bars(plot_flops_per_layer(summary, flops_unit="FLOPs"))
+    assert names[-1] == "(ops outside leaf layers)" and widths[-1] == summary.other.in_flops
+    assert sum(widths) == summary.total.in_flops
 
 
 def test_flops_per_layer_needs_an_input_shape():

@@ -83,9 +83,10 @@ def test_two_layer_mlp_nodes_edges_and_roles():
     assert labels["0.weight"].startswith("0.weight\n(8,4) Float32")
     assert labels["2.bias"].startswith("2.bias\n(2,) Float32")
     out = graph.node(graph.output)
-    assert drawn[out.id][0].startswith("Linear (output)") and 'peripheries="2"' in drawn[out.id][1]
+    assert drawn[out.id][0].startswith(f"Linear {out.id} (output)")
+    assert 'peripheries="2"' in drawn[out.id][1]
     inp = next(n for n in graph.nodes if n.role == "input")
-    assert drawn[inp.id][0] == "input\n(5,4) Float64"
+    assert drawn[inp.id][0] == f"input {inp.id}\n(5,4) Float64"  # unnamed: what it is, its id
 
 
 def test_seed_conv_example_counts_and_flops_match_tensor_flops():
@@ -102,22 +103,28 @@ def test_seed_conv_example_counts_and_flops_match_tensor_flops():
     dot = to_dot(graph)
     drawn = nodes(dot)
     assert len(drawn) == 12 and len(edges(dot)) == 11
-    for n in graph.nodes:
+    for n in graph.nodes:  # convolutions count MACs, everything else FLOPs
         if not n.is_leaf:
-            assert f"\n{n.flops:,} MACs" in drawn[n.id][0]
+            unit = "MACs" if n.op == "Conv" else "FLOPs"
+            assert f"\n{n.flops:,} {unit}" in drawn[n.id][0]
     assert "\n442,368 MACs" in drawn["n2"][0]  # the first conv: 32*32*16 outputs x 27 MACs
-    assert f"total {y.flops:,} MACs forward" in title(dot)
-    assert "unit: MACs" in title(dot)
+    assert drawn["n5"][0].startswith("Add n5")
+    assert "\n16,384 FLOPs" in drawn["n5"][0]  # its bias add: one per output element
+    cost = graph.cost()
+    assert (cost.macs, cost.flops) == (442_368 + 4_718_592, 16_384 * 2 + 32_768)
+    assert cost.seed_count == y.flops
+    assert "forward: 5,160,960 MACs + 65,536 FLOPs" in title(dot)
+    assert "MACs: multiply-adds" in dot and "unit:" not in title(dot)  # once, in the legend
 
     doubled = to_dot(graph, flops_unit="2*MACs")
-    assert f"total {2 * y.flops:,} FLOPs forward" in title(doubled)
-    assert "2*MACs" in title(doubled)
+    assert f"forward: {cost.in_flops:,} FLOPs" in title(doubled)
     assert "\n884,736 FLOPs" in nodes(doubled)["n2"][0]
+    assert "\n16,384 FLOPs" in nodes(doubled)["n5"][0]  # an add is one FLOP either way
+    assert to_dot(graph, flops_unit="FLOPs") == doubled
 
     both = to_dot(graph, backward=True)
-    bwd = sum(n.flops_bwd for n in graph.nodes if not n.is_leaf)
-    assert f"{bwd:,} MACs backward" in title(both)
-    assert f"bwd {graph.node('n8').flops_bwd:,} MACs" in nodes(both)["n8"][0]
+    assert f"backward: {graph.cost(True).text()}" in title(both)
+    assert f"bwd {graph.node('n8').cost(True).text()}" in nodes(both)["n8"][0]
 
 
 def test_flops_of_a_plain_tensor_graph_match_tensor_flops():
@@ -127,15 +134,15 @@ def test_flops_of_a_plain_tensor_graph_match_tensor_flops():
     with lucid.count_flops():
         y = ((a @ b).relu() * 2.0).sum()
     dot = draw(y).dot()
-    assert f"total {y.flops:,} MACs" in title(dot)
+    assert "forward: 60 MACs + 45 FLOPs" in title(dot)  # the matmul; ReLU, * 2 and the sum
     assert "\n60 MACs" in nodes(dot)[trace(y).nodes[2].id][0]  # MatMul: 3*5*4
 
 
 def test_uncounted_flops_are_said_not_zero():
     a = lucid.random.rand((3,), requires_grad=True)
     dot = to_dot(trace((a * 3.0).sum()))
-    assert "FLOPs not counted" in title(dot)
-    assert "FLOPs uncounted" in nodes(dot)["n2"][0]
+    assert "not counted: record the graph inside" in title(dot)
+    assert "FLOPs" not in nodes(dot)["n2"][0]  # said once, in the title, not on every node
 
 
 # -- devices -------------------------------------------------------------------------------
@@ -189,10 +196,12 @@ def test_resnet_depth_1_boxes_with_summed_flops(resnet):
                                               "layer2", "layer3", "layer4", "avgpool", "fc"))
     assert len(drawn) == 12  # + the input and the top-level reshape
     assert clusters(dot) == ["legend"]
-    flops = [int(re.search(r"\n([\d,]+) MACs", label)[1].replace(",", ""))
-             for label, _ in drawn.values() if "MACs" in label]
-    assert sum(flops) == graph.total_flops
-    assert f"total {graph.total_flops:,} MACs" in title(dot)
+    macs = [int(re.search(r"\n([\d,]+) MACs", label)[1].replace(",", ""))
+            for label, _ in drawn.values() if "MACs" in label]
+    flops = [int(re.search(r"([\d,]+) FLOPs", label)[1].replace(",", ""))
+             for label, _ in drawn.values() if "FLOPs" in label]
+    assert (sum(macs), sum(flops)) == (graph.cost().macs, graph.cost().flops)
+    assert f"forward: {graph.cost().text()}" in title(dot)
     assert drawn["m:layer1"][0].startswith("layer1 (Sequential)\n(1,64,8,8)")
     assert "147,968 params" in drawn["m:layer1"][0]
     assert 'peripheries="2"' in drawn["m:fc"][1]  # holds the output
@@ -230,7 +239,7 @@ def test_resnet_depth_3_residual_add_and_shared_relu(resnet):
     assert "m:layer1.0.relu#2" in drawn
     # the residual add, written in BasicBlock.forward, is drawn inside the block's cluster
     block = dot[dot.index('subgraph "cluster_layer1.0"'):dot.index('subgraph "cluster_layer1.1"')]
-    adds = [nid for nid, (label, _) in nodes(block).items() if label.startswith("Add\n")]
+    adds = [nid for nid, (label, _) in nodes(block).items() if label.startswith("Add n")]
     # (the recorder stamps it with the innermost module call running: the block itself)
     assert len(adds) == 1 and graph.node(adds[0]).module == "layer1.0"
 
@@ -254,7 +263,7 @@ def test_op_level_resnet_and_the_node_guard(resnet):
     drawn = nodes(guarded)
     assert len(drawn) <= 150
     assert re.search(r"collapsed to depth=\d+: the requested view has 412 nodes, more than "
-                     r"max_nodes=150", title(guarded))
+                     r"max_nodes=150", title(guarded).replace("\n", " "))
     assert f"drawn as {len(drawn)}" in title(guarded)
 
     tight = to_dot(graph, depth=2, modules=info, max_nodes=12)
@@ -263,7 +272,7 @@ def test_op_level_resnet_and_the_node_guard(resnet):
     tiny = to_dot(graph, modules=info, max_nodes=5)
     drawn = nodes(tiny)
     assert len(drawn) <= 5 and "rest" in drawn
-    assert "nodes nearest the output" in title(tiny)
+    assert "nodes nearest the output" in title(tiny).replace("\n", " ")
     assert "m:fc" in drawn  # the output's box is kept
 
 
@@ -276,7 +285,8 @@ def test_guard_truncates_a_graph_without_modules():
         y = y.sum()
     dot = to_dot(trace(y), max_nodes=10)
     drawn = nodes(dot)
-    assert len(drawn) == 10 and "rest" in drawn and "Sum (output)" in drawn[trace(y).output][0]
+    out = trace(y).output
+    assert len(drawn) == 10 and "rest" in drawn and f"Sum {out} (output)" in drawn[out][0]
     assert drawn["rest"][0].startswith("... ")
 
 
@@ -332,14 +342,15 @@ def test_draw_accepts_tensor_graph_and_model_and_restores_training_mode():
     graph = trace(model, x)
     assert draw(graph).dot() == to_dot(graph)
     assert "Sequential" in title(d.dot())
-    assert repr(d) == "<lucid_viz.Drawing: 8 nodes, 3 ops, 330 MACs>"
+    assert repr(d) == "<lucid_viz.Drawing: 8 nodes, 3 ops, 240 MACs + 90 FLOPs>"
 
 
 def test_draw_a_plain_function():
     x = lucid.random.rand((2, 3))
     dot = draw(lambda t: (t * 2.0).sum(), x).dot()
     assert [label.split("\n")[0] for label, _ in nodes(dot).values()] == [
-        "input", "2", "Mul", "Sum (output)"]
+        "input n0", "constant n1", "Mul n2", "Sum n3 (output)"]
+    assert nodes(dot)["n1"][0].endswith("\nvalue 2")  # a constant shows its value
 
 
 def test_dot_is_deterministic_and_has_no_addresses():

@@ -9,6 +9,7 @@ import pytest
 
 import lucid
 import lucid.nn as nn
+from lucid.cost import Cost
 from lucid_viz.dot import HIGHLIGHT
 from lucid_viz.graph import trace
 from lucid_viz.stepper import (
@@ -140,14 +141,15 @@ def test_local_rules_come_from_the_op_docstrings():
 def test_running_backward_flops():
     loss, _ = small_loss()
     stepper = step_backward(loss)
-    running = 0
+    running = Cost()
     for f in stepper.frames:
-        running += f.flops_bwd or 0
+        running = running + f.flops_bwd
         assert f.flops_bwd_total == running
-    assert stepper.frames[-1].flops_bwd_total == stepper.graph.total_flops_bwd > 0
+    assert stepper.frames[-1].flops_bwd_total == stepper.graph.cost(backward=True)
+    assert stepper.graph.cost(backward=True).seed_count == stepper.graph.total_flops_bwd > 0
     uncounted = step_backward(small_loss(count=False)[0])
     assert all(f.flops_bwd_total is None for f in uncounted.frames)
-    assert "running total —" in uncounted.frame_text(0)
+    assert "running total — (not counted)" in uncounted.frame_text(0)
 
 
 def test_no_grad_is_touched_and_the_graph_is_retained():
@@ -172,7 +174,7 @@ def test_a_graph_from_trace_names_parameters():
     graph = trace(model, x)  # the model's output graph, with parameter names
     stepper = step_backward(graph)
     labels = [f.label for f in stepper.frames]
-    assert any("parameter 0.weight" in s for s in labels)
+    assert any(s.startswith("0.weight (parameter)") for s in labels)
 
 
 def test_a_tensor_without_grad_is_refused():
@@ -189,7 +191,8 @@ def test_frames_are_deterministic():
     texts = [a.frame_text(k) for k in range(len(a))]
     assert texts == [b.frame_text(k) for k in range(len(b))]
     assert not any(re.search(r"0x[0-9a-fA-F]{4,}", t) for t in texts)
-    assert re.fullmatch(r"Stepper\(9 frames over 9 nodes, backward FLOPs \d+ MACs\)", repr(a))
+    assert re.fullmatch(r"Stepper\(9 frames over 9 nodes, backward work \d+ MACs \+ \d+ FLOPs\)",
+                        repr(a))
 
 
 def test_across_devices():
@@ -300,12 +303,25 @@ def test_widget_plays_the_frames(monkeypatch, graphviz_bin):
     # one numbering: the slider counts 1..n as the frame titles do
     assert (play.min, play.max, slider.min, slider.max) == (1, 9, 1, 9) == (1, 9, 1, len(stepper))
     assert slider.value == 1 and "step 1/9" in panel.value
-    assert picture.value == "<svg>frame</svg>"
+    assert picture.value == "<div style='height:430px;width:100%'><svg>frame</svg></div>"
+    # fixed heights, so the page does not jump between frames, and picture + panel + controls
+    # fit a 1280x720 projector
+    assert (picture.layout.height, panel.layout.height) == ("440px", "220px")
+    assert 440 + 220 + 40 <= 720
     slider.value = 5
     assert "step 5/9" in panel.value
     bundle = stepper._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["image/svg+xml"] == "<svg>frame</svg>"
+
+
+def test_a_frame_is_scaled_into_its_fixed_box(monkeypatch, graphviz_bin):
+    monkeypatch.setattr(graphviz_bin, "render", lambda dot, fmt="svg":
+                        b'<svg width="1585pt" height="900pt" viewBox="0 0 1585 900"><g/></svg>')
+    html_text = step_backward(small_loss()[0]).picture_html(0)
+    assert html_text.startswith("<div style='height:430px;width:100%'><svg width=\"100%\" "
+                                "height=\"100%\"")
+    assert 'viewBox="0 0 1585 900"' in html_text  # proportions kept
 
 
 def test_save_html_is_self_contained_and_deterministic(tmp_path, monkeypatch, graphviz_bin):
