@@ -19,7 +19,10 @@ $(STAMP): pyproject.toml | $(BIN)/python
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # Serves notebooks/ and opens the tour's first page (tests/browser starts JupyterLab the same way).
+# The notebooks are the project's own: trusting them lets JupyterLab show their stored pictures
+# (SVG) and players before a cell is run again (untrusted outputs fall back to plain text).
 lab: $(STAMP)
+	$(BIN)/jupyter trust notebooks/*.ipynb
 	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=notebooks \
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 

@@ -136,6 +136,10 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         "IPYTHONDIR": str(state / "ipython"),
         "JUPYTER_PLATFORM_DIRS": "1",
     })
+    # as `make lab` does: the project's own notebooks are trusted, so their stored pictures
+    # (SVG) and widgets render before any cell is run again
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(root / NOTEBOOK)], env=env,
+                   check=True, capture_output=True, timeout=60)
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [
         sys.executable, "-m", "jupyterlab", *ROOT_FLAG,
@@ -275,3 +279,82 @@ def test_stepper_plays_in_jupyterlab(chromium: str, lab: Lab, capsys) -> None:
         print(f"\nscreenshot: {shot}")
     assert after["readout"].strip() == str(after["max"]), after
     assert after["nodes"] >= 3 and after["edges"] >= 2, f"the graph lost its nodes: {after}"
+
+
+# Every SVG text inside its picture, as Chromium draws it (its fonts, not Graphviz's guess);
+# cell by cell, scrolled into view (JupyterLab only lays out the cells near the viewport).
+_TEXT_FITS = """async () => {
+    const bad = [];
+    let pictures = 0;
+    const panel = window.jupyterapp.shell.currentWidget;
+    for (const cell of panel.content.widgets) {
+        cell.node.scrollIntoView();
+        await new Promise(r => setTimeout(r, 100));
+        const found = [...cell.node.querySelectorAll('.jp-OutputArea-output svg')];
+        // JupyterLab shows an SVG output as an <img>: draw its text inline to measure it
+        for (const img of cell.node.querySelectorAll('.jp-OutputArea-output img')) {
+            if (!img.src.startsWith('data:image/svg+xml')) continue;
+            const text = img.src.includes(';base64,') ? atob(img.src.split(',')[1])
+                : decodeURIComponent(img.src.split(',').slice(1).join(','));
+            const holder = document.createElement('div');
+            holder.style.position = 'absolute';
+            holder.style.left = '0px';
+            holder.style.top = '0px';
+            holder.innerHTML = text.slice(text.indexOf('<svg'));
+            document.body.appendChild(holder);
+            found.push(holder.querySelector('svg'));
+        }
+        for (const svg of found) {
+            if (!svg || !svg.querySelector('g.graph')) continue;  // widget icons, not pictures
+            pictures += 1;
+            const box = svg.getBoundingClientRect();
+            for (const t of svg.querySelectorAll('text')) {
+                const r = t.getBoundingClientRect();
+                if (r.width === 0) continue;
+                if (r.left < box.left - 0.5 || r.right > box.right + 0.5)
+                    bad.push(t.textContent + ' [' + r.left.toFixed(1) + ', '
+                             + r.right.toFixed(1) + '] in [' + box.left.toFixed(1) + ', '
+                             + box.right.toFixed(1) + ']');
+            }
+        }
+    }
+    return {pictures, bad};
+}"""
+_STORED_STEPPER = """() => {
+    const outs = [...document.querySelectorAll('.jp-OutputArea-output')];
+    const out = outs.find(o => o.querySelector('.widget-play')
+                               || o.innerText.includes('Stepper('));
+    if (!out) return null;
+    const svg = out.querySelector('svg g.graph');
+    return {picture: !!svg, height: out.getBoundingClientRect().height};
+}"""
+
+
+def test_stored_outputs_show_pictures_that_fit(chromium: str, lab: Lab) -> None:
+    """Opened, not run: the saved stepper shows its picture, within a 720-px-high projector,
+    and no text of any picture on the page is wider than the picture (titles were clipped)."""
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.set_default_timeout(PAGE_S * 1000)
+            page.goto(lab.url)
+            page.wait_for_function(_NOTEBOOK_READY, polling=250)
+            try:
+                page.wait_for_function(f"() => {{ const s = ({_STORED_STEPPER})(); "
+                                       "return s && s.picture; }", polling=250)
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "jupyterlab_stored_failure.png"))
+                print(page.evaluate("""() => [...document.querySelectorAll(
+                    '.jp-OutputArea-output')].map(o => o.innerText.slice(0, 80))"""))
+                raise
+            stored = page.evaluate(_STORED_STEPPER)
+            fits = page.evaluate(_TEXT_FITS)
+            page.screenshot(path=str(ARTIFACTS / "jupyterlab_stored.png"))
+        finally:
+            browser.close()
+    assert stored["picture"] and stored["height"] <= 720, stored
+    assert fits["pictures"] >= 3 and not fits["bad"], fits
