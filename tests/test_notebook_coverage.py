@@ -176,3 +176,16 @@ def test_every_public_feature_appears_in_a_notebook():
         f"{len(missing)} of {len(FEATURES)} features of SPEC.md §1-6 appear in no notebook: "
         + "; ".join(missing)
     )
+
+
+def test_students_see_no_test_markers_and_checked_cells_are_tagged():
+    import json
+
+    checked = 0
+    for path in NOTEBOOKS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            assert "NBVAL" not in "".join(cell["source"]), path.name
+            checked += "nbval-check-output" in cell.get("metadata", {}).get("tags", [])
+    assert checked >= 80  # the lessons' printed numbers are compared by nbval

@@ -5,7 +5,7 @@
     .venv/bin/python notebooks/_build/build_00_03.py --no-run # write sources only
 
 The notebooks only call ``lucid`` / ``lucid_viz``; this script holds their text, nothing else.
-Cells whose printed numbers are the lesson start with ``# NBVAL_CHECK_OUTPUT``.
+Cells whose printed numbers are the lesson carry the nbval-check-output tag.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     .venv/bin/python notebooks/_build/build_04_06.py [04 05 06]
 
-Cells with a ``# NBVAL_CHECK_OUTPUT`` line (the first, or the second after a cell magic) are
+Cells tagged nbval-check-output are
 checked by nbval; keep their output
 deterministic (no timings, addresses or temp paths).
 """

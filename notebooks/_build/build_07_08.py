@@ -2,7 +2,7 @@
 
     .venv/bin/python notebooks/_build/build_07_08.py [07 08]
 
-Cells with a ``# NBVAL_CHECK_OUTPUT`` first line are checked by nbval; keep their output
+Cells tagged nbval-check-output are checked by nbval; keep their output
 deterministic (no timings, addresses or temp paths). Training results are floats that depend on
 the BLAS kernels of the machine, so checked cells print *bands* (``accuracy >= 0.95: True``) and
 the exact numbers sit in unchecked cells next to them.

@@ -2,7 +2,7 @@
 
     .venv/bin/python notebooks/_build/build_09.py
 
-Cells with a ``# NBVAL_CHECK_OUTPUT`` first line are checked by nbval; keep their output
+Cells tagged nbval-check-output are checked by nbval; keep their output
 deterministic (no timings, addresses or temp paths). Values that come out of a matrix multiply
 (attention weights, deep-network statistics) depend on the machine's BLAS in their last bits, so
 checked cells print comparisons and shapes for those, and the raw numbers sit in unchecked cells.

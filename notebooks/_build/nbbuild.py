@@ -6,8 +6,9 @@ kernel (from notebooks/, as JupyterLab would) and writes it with its outputs.  C
 ``<key>-<index>`` and no execution timestamps are recorded, so rebuilding an unchanged notebook
 changes nothing but widget model ids.
 
-Cells whose printed numbers are the lesson carry ``# NBVAL_CHECK_OUTPUT`` (nbval then compares
-their stored output); keep those deterministic: no timings, addresses or temporary paths.
+Cells whose printed numbers are the lesson carry the cell tag ``nbval-check-output`` (nbval then
+compares their stored output; a tag, not a comment, so students never see a test marker in the
+code); keep those deterministic: no timings, addresses or temporary paths.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import nbformat
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent.parent  # notebooks/
-CHECK = "# NBVAL_CHECK_OUTPUT\n"
+CHECK_TAG = "nbval-check-output"
 
 #: the setup lines that keep the one-time "MLX has no GPU" warning out of stored outputs
 #: (notebook 04 is about it; on Linux without a GPU MLX runs "gpu" tensors on its CPU device)
@@ -43,12 +44,11 @@ def md(text: str) -> nbformat.NotebookNode:
 
 
 def code(text: str, check: bool = False) -> nbformat.NotebookNode:
-    """A code cell; ``check=True`` marks it for nbval (after a cell magic's first line)."""
-    text = text.strip("\n")
-    if check and text.startswith("%%"):  # a cell magic must stay on the first line
-        first, rest = text.split("\n", 1)
-        return nbformat.v4.new_code_cell(first + "\n" + CHECK + rest)
-    return nbformat.v4.new_code_cell((CHECK if check else "") + text)
+    """A code cell; ``check=True`` tags it for nbval, which then compares its stored output."""
+    cell = nbformat.v4.new_code_cell(text.strip("\n"))
+    if check:
+        cell.metadata["tags"] = [CHECK_TAG]
+    return cell
 
 
 def build(key: str, name: str, cells: list, run: bool = True) -> None:
