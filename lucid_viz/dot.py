@@ -30,7 +30,7 @@ from lucid.cost import Cost, check_unit
 from lucid.shapes import fmt
 from lucid_viz.graph import Edge, Graph, Node
 from lucid_viz.values import value_lines
-from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, _View, build_view
+from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, _View, build_view, call_label
 
 __all__ = ["PALETTES", "HIGHLIGHT", "CROSS_DEVICE", "sum_cost", "to_dot"]
 
@@ -423,7 +423,7 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
                 lines.append(indent + node_stmt(item))
                 continue
             name = ".".join(item)
-            label = name + (f" ({o.types[name]})" if name in o.types else "")
+            label = call_label(name, o.types)
             total = sum_cost(graph.node(m) for m in flops_in[item])
             if total is not None and o.counted:
                 label += "\n" + total.text(o.unit)

@@ -27,7 +27,7 @@ from lucid_viz.dot import (
     sum_cost,
 )
 from lucid_viz.graph import Graph
-from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, build_view
+from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, build_view, call_label
 
 __all__ = ["to_mermaid"]
 
@@ -113,7 +113,7 @@ def to_mermaid(
                 lines.append(indent + node_line(item))
                 continue
             name = ".".join(item)
-            label = name + (f" ({o.types[name]})" if name in o.types else "")
+            label = call_label(name, o.types)
             total = sum_cost(graph.node(m) for m in inside[item])
             if total is not None and o.counted:
                 label += "\n" + total.text(o.unit)

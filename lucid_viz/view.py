@@ -166,6 +166,7 @@ def _build_view(graph: Graph, scopes: Mapping[str, str], depth: int | None,
         else:
             order.append(("node", n.id))
             shown[n.id] = _Shown(n.id, "node", [n.id], parts)
+    _split_calls(graph, shown, leaves)
     key_of = {m: key for key, members in boxes.items() for m in members}
     inside: dict[tuple[str, ...], list[Edge]] = defaultdict(list)
     for e in graph.edges:
@@ -184,6 +185,33 @@ def _build_view(graph: Graph, scopes: Mapping[str, str], depth: int | None,
             ordered[sid] = _Shown(sid, "box", piece, key)  # type: ignore[arg-type]
     where = {m: s.id for s in ordered.values() for m in s.members}
     return _View(ordered, where)
+
+
+def _split_calls(graph: Graph, shown: dict[str, _Shown], leaves: set[tuple[str, ...]]) -> None:
+    """A layer called twice (one ReLU after bn1 and after the residual add) gets one cluster
+    per call, ``relu#1`` and ``relu#2``: in one cluster, an edge would run from its second
+    call back up to the layers between the two."""
+    by_path: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for sid, s in shown.items():
+        if s.path in leaves:
+            by_path[s.path].append(sid)
+    for path, members in by_path.items():
+        member_set = set(members)
+        pieces = _components(members, [e for e in graph.edges
+                                       if e.src in member_set and e.dst in member_set])
+        if len(pieces) > 1:
+            for i, piece in enumerate(pieces, 1):
+                for sid in piece:
+                    shown[sid] = _Shown(sid, "node", shown[sid].members,
+                                        path[:-1] + (f"{path[-1]}#{i}",))
+
+
+def call_label(name: str, types: Mapping[str, str]) -> str:
+    """A cluster's label: ``layer1.0 (BasicBlock)``, or ``relu (ReLU) (call 2)`` for one call
+    of a layer called more than once (its path ends in ``#2``)."""
+    base, _, call = name.rpartition("#") if "#" in name else (name, "", "")
+    label = base + (f" ({types[base]})" if base in types else "")
+    return label + (f" (call {call})" if call else "")
 
 
 def _signature(graph: Graph, box: _Shown, types: Mapping[str, str],

@@ -781,8 +781,8 @@ lucid_viz.draw(block, x_block, depth=1)
     md("""
 The same block **op by op** (no `depth`). Each BatchNorm in evaluation mode unfolds into its
 formula: `(x - running_mean) / sqrt(running_var + eps) * weight + bias`. The block calls its one
-`relu` module twice (after `bn1`, and after the `Add`), so both ReLU ops sit in the same `relu`
-cluster - that is why an edge runs from the cluster back up to `conv2`.
+`relu` module twice (after `bn1`, and after the `Add`), so it appears twice, as `relu (call 1)`
+and `relu (call 2)`: the picture reads top to bottom, in the order the block computes.
 """),
     code('''
 lucid_viz.draw(block, x_block)

@@ -6,6 +6,7 @@ colours); no test compares whole SVG bytes.
 
 from __future__ import annotations
 
+import html
 import re
 import time
 
@@ -433,3 +434,26 @@ def test_resnet_draw_targets():
     start = time.perf_counter()
     svg = draw(model, x).svg()
     assert time.perf_counter() - start < 10.0 and "collapsed to depth=" in svg
+
+
+def test_an_op_level_resnet_block_flows_one_way():
+    """Each edge of the drawn block points down the page: a layer called twice (the block's
+    one ReLU) is one cluster per call, so no edge has to run back up to it."""
+    if graphviz_bin.find_dot() is None:
+        pytest.skip("no Graphviz dot")
+    lucid.random.seed(0)
+    block = resnet_18(num_classes=10).layer1[0]
+    drawing = draw(block, lucid.zeros(1, 64, 8, 8, dtype=lucid.Float32))
+    assert 'subgraph "cluster_relu#1"' in drawing.dot()
+    assert "relu (ReLU) (call 2)" in drawing.dot()
+    svg = drawing.svg()
+    y = {}
+    node = r'<g id="node\d+" class="node">\s*<title>([^<]+)</title>(.*?)</g>'
+    for title, body in re.findall(node, svg, re.S):
+        first = re.search(r'<text[^>]* y="([-\d.]+)"', body)
+        y[html.unescape(title)] = float(first[1])
+    edges = [html.unescape(t).split("->") for t in
+             re.findall(r'<g id="edge\d+" class="edge">\s*<title>([^<]+)</title>', svg)]
+    drawn = [(a, b) for a, b in edges if a in y and b in y and not a.startswith("legend")]
+    assert len(drawn) >= 30
+    assert all(y[a] < y[b] for a, b in drawn), [(a, b) for a, b in drawn if y[a] >= y[b]]
