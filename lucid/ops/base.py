@@ -134,10 +134,10 @@ class Op:
         raise NotImplementedError(f"{self.name}: no backward FLOPs rule")
 
     def macs_of(self, flops: int, flops_bwd: int, out: Any, *xs: Any) -> tuple[int, int]:
-        """How many of the forward and backward counts are multiply-adds (the rest are
-        FLOPs): all of them for a ``counts_macs`` op, none otherwise.  An op whose count mixes
-        the two (a linear layer's bias add) says which part is which."""
-        return (flops, flops_bwd) if self.counts_macs else (0, 0)
+        """How many of the forward and backward counts of a ``counts_macs`` op are
+        multiply-adds (the rest are FLOPs): all of them, unless the op says otherwise (a
+        linear layer's bias add is a FLOP).  Not called for other ops: they count FLOPs."""
+        return flops, flops_bwd
 
     def release(self) -> None:
         """Drop what was saved for backward; a second backward then raises."""
@@ -449,11 +449,15 @@ def _saved_versions(op: Op, args: tuple[Tensor, ...]) -> tuple[int, ...]:
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     """Store the op's forward and backward FLOPs on it (rules return Python ints)."""
     xs = [a.data for a in args]
-    if not op.wants_needs:  # the backward FLOPs rule counts only the gradients computed
-        op.needs = tuple([a.requires_grad for a in args])
     op.flops = op.forward_flops(out.data, *xs)
-    op.flops_bwd = op.backward_flops(out.data, *xs) if out.requires_grad else 0
-    op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, out.data, *xs)
+    if out.requires_grad:
+        if not op.wants_needs and len(args) > 1:  # the rule counts only the gradients computed
+            op.needs = tuple([a.requires_grad for a in args])
+        op.flops_bwd = op.backward_flops(out.data, *xs)
+    else:
+        op.flops_bwd = 0
+    if op.counts_macs:  # (left unset otherwise: lucid.cost reads a missing count as 0 MACs)
+        op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, out.data, *xs)
     if MODE.recorder is not None:  # a module recorder is on: the op goes on its tape
         MODE.recorder.record(out)
 

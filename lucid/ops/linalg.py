@@ -444,6 +444,7 @@ class Einsum(Op):
 
     name = "einsum"
     wants_needs = True
+    counts_macs = True  # with two or more operands (see macs_of)
 
     def macs_of(self, flops, flops_bwd, out, *xs):
         # two or more operands: multiply-adds; one operand (a sum or a transpose): FLOPs
