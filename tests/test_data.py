@@ -1,5 +1,5 @@
 """lucid.data: TensorDataset, DataLoader (batching, seeded shuffling, drop_last, collate),
-Subset and random_split, on cpu and gpu."""
+Subset, ConcatDataset and random_split, on cpu and gpu."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ import pytest
 
 import lucid
 import lucid.random
-from lucid.data import DataLoader, Dataset, Subset, TensorDataset, default_collate, random_split
+from lucid.data import (
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    Subset,
+    TensorDataset,
+    default_collate,
+    random_split,
+)
 
 HAS_MLX = importlib.util.find_spec("mlx") is not None
 needs_mlx = pytest.mark.skipif(not HAS_MLX, reason="MLX is not installed")
@@ -287,3 +295,94 @@ def test_random_split_with_fractions_spreads_the_remainder():
 def test_random_split_errors(lengths, exc):
     with pytest.raises(exc):
         random_split(TensorDataset(np.zeros((11, 1))), lengths)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_subset_follows_its_indices_and_negative_positions(device):
+    X, y = _xy(10)
+    ds = TensorDataset(X, y).to(device)
+    sub = Subset(ds, [9, 2, -1, 4])  # -1: the dataset's last sample, as in a list
+    assert len(sub) == 4
+    assert [sub[i][1].item() for i in range(4)] == [9, 2, 9, 4]
+    assert sub[-1][1].item() == 4  # counts from the end of the subset
+    assert sub[0][0].device == device
+    np.testing.assert_array_equal(sub[1][0].numpy(), X[2])
+    xb, yb = next(iter(DataLoader(sub, batch_size=4)))
+    np.testing.assert_array_equal(yb.numpy(), [9, 2, 9, 4])
+    np.testing.assert_array_equal(xb.numpy(), X[[9, 2, 9, 4]])
+
+
+def test_subset_errors_name_the_index_and_the_size():
+    ds = TensorDataset(np.zeros((5, 2)))
+    with pytest.raises(IndexError, match=r"^Subset: index 5 is out of range for a dataset of 5 "
+                                         r"samples$"):
+        Subset(ds, [0, 5])
+    with pytest.raises(IndexError, match=r"^Subset: index -6 is out of range for a dataset of "
+                                         r"5 samples$"):
+        Subset(ds, [-6])
+    sub = Subset(ds, [1, 3])
+    with pytest.raises(IndexError, match=r"^Subset: index 2 is out of range for a dataset of 2 "
+                                         r"samples$"):
+        sub[2]
+    with pytest.raises(IndexError, match=r"index -3 is out of range for a dataset of 2"):
+        sub[-3]
+    with pytest.raises(TypeError, match=r"^Subset: a sample index must be an int, got float$"):
+        sub[1.0]
+    with pytest.raises(TypeError, match=r"Subset: indices must be integers, got float64"):
+        Subset(ds, [0.0, 1.0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_concat_dataset_items_cumulative_sizes_and_negative_indices(device):
+    a = TensorDataset(np.arange(3.0).reshape(3, 1)).to(device)
+    b = TensorDataset(np.arange(10.0, 12.0).reshape(2, 1)).to(device)
+    c = TensorDataset(np.arange(20.0, 24.0).reshape(4, 1)).to(device)
+    cat = ConcatDataset([a, b, c])
+    assert len(cat) == 9 and cat.cumulative_sizes == [3, 5, 9]
+    values = [cat[i][0].item() for i in range(9)]
+    assert values == [0.0, 1.0, 2.0, 10.0, 11.0, 20.0, 21.0, 22.0, 23.0]
+    assert [cat[-i][0].item() for i in range(1, 10)] == values[::-1]
+    assert cat[3][0].device == device
+    # batches cross the boundaries between datasets; the DataLoader sees one dataset
+    batches = [xb.numpy().ravel().tolist() for (xb,) in DataLoader(cat, batch_size=4)]
+    assert batches == [values[:4], values[4:8], values[8:]]
+    assert repr(cat) == "ConcatDataset(9 samples from 3 datasets: 3, 2, 4)"
+
+
+def test_concat_dataset_of_lists_empty_parts_and_nesting():
+    cat = ConcatDataset([[1, 2], [], ["x"], ConcatDataset([[7], [8, 9]])])
+    assert cat.cumulative_sizes == [2, 2, 3, 6]
+    assert [cat[i] for i in range(len(cat))] == [1, 2, "x", 7, 8, 9]
+    assert cat[2] == "x" and cat[-4] == "x"  # the empty dataset holds no index
+
+
+def test_concat_dataset_errors():
+    cat = ConcatDataset([[1, 2], [3]])
+    with pytest.raises(IndexError, match=r"^ConcatDataset of 2 datasets: index 3 is out of "
+                                         r"range for a dataset of 3 samples$"):
+        cat[3]
+    with pytest.raises(IndexError, match=r"^ConcatDataset of 2 datasets: index -4 is out of "
+                                         r"range for a dataset of 3 samples$"):
+        cat[-4]
+    with pytest.raises(TypeError, match=r"a sample index must be an int, got str"):
+        cat["0"]
+    with pytest.raises(ValueError, match=r"^ConcatDataset: datasets should not be an empty "
+                                         r"iterable"):
+        ConcatDataset([])
+    with pytest.raises(TypeError, match=r"^ConcatDataset: datasets must be a list of datasets, "
+                                        r"got TensorDataset; wrap one in a list$"):
+        ConcatDataset(TensorDataset(np.zeros((2, 1))))
+    with pytest.raises(TypeError, match=r"^ConcatDataset: dataset 1 is of type int, which has no "
+                                        r"len\(\) and \[i\]"):
+        ConcatDataset([[1], 5])
+
+
+def test_concat_dataset_and_subset_match_pytorch_when_available():
+    torch_data = pytest.importorskip("torch.utils.data")
+    parts = [list(range(3)), list(range(10, 12)), [], list(range(20, 24))]
+    ours, theirs = ConcatDataset(parts), torch_data.ConcatDataset(parts)
+    assert ours.cumulative_sizes == theirs.cumulative_sizes and len(ours) == len(theirs)
+    assert [ours[i] for i in range(-9, 9)] == [theirs[i] for i in range(-9, 9)]
+    idx = [4, 0, -2, 7]
+    assert [Subset(ours, idx)[i] for i in range(4)] == [
+        torch_data.Subset(theirs, idx)[i] for i in range(4)]

@@ -10,14 +10,19 @@ import numpy as np
 import pytest
 
 from lucid.nn import Parameter
-from lucid.optim import SGD, Adam
+from lucid.optim import SGD, Adagrad, Adam
 from lucid.optim.lr_scheduler import (
     CosineAnnealingLR,
+    CyclicLR,
     ExponentialLR,
     LambdaLR,
+    LinearLR,
     LRScheduler,
     MultiStepLR,
+    NoamScheduler,
+    OneCycleLR,
     ReduceLROnPlateau,
+    SequentialLR,
     StepLR,
 )
 from lucid.serialization import load, save
@@ -50,6 +55,11 @@ CLOSED_FORMS = {
                           / 2),
     "LambdaLR": (lambda o: LambdaLR(o, lambda e: 1 / (1 + e)),
                  lambda base, e: base / (1 + e)),
+    "LinearLR": (lambda o: LinearLR(o, start_factor=0.25, end_factor=0.75, total_iters=8),
+                 lambda base, e: base * (0.25 + 0.5 * min(e, 8) / 8)),
+    # absolute rates: the group's own lr is not used
+    "NoamScheduler": (lambda o: NoamScheduler(o, model_size=64, warmup_steps=6, factor=2.0),
+                      lambda base, e: 2.0 / 8 * min(max(e, 1) ** -0.5, max(e, 1) / 6**1.5)),
 }
 
 
@@ -295,7 +305,14 @@ def test_resume_of_step_lr_from_the_issue():
 METRICS = [1.0, 0.9, 0.95, 0.96, 0.97, 0.98, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 0.9, 0.9]
 ALL_KINDS = {**{name: make for name, (make, _) in CLOSED_FORMS.items()},
              "ReduceLROnPlateau": lambda o: ReduceLROnPlateau(o, patience=1, cooldown=1,
-                                                              factor=0.5, min_lr=[0.0, 0.01])}
+                                                              factor=0.5, min_lr=[0.0, 0.01]),
+             "OneCycleLR": lambda o: OneCycleLR(o, max_lr=[1.0, 0.3], total_steps=20),
+             "CyclicLR": lambda o: CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.05], step_size_up=3,
+                                            step_size_down=2, mode="triangular2"),
+             # resumed in the middle scheduler; the run goes on past the second milestone
+             "SequentialLR": lambda o: SequentialLR(
+                 o, [LinearLR(o, start_factor=0.5, total_iters=3), ExponentialLR(o, 0.8),
+                     StepLR(o, 2, 0.5)], milestones=[3, 8])}
 
 
 def _adam(*lrs):
@@ -345,12 +362,16 @@ def test_every_scheduler_resumed_from_a_file_continues_the_uninterrupted_run(nam
 # no training here, so PyTorch's schedulers step without optimizer steps
 @pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)`")
 @pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-                                  "ReduceLROnPlateau"])
+                                  "ReduceLROnPlateau", "CyclicLR"])
 def test_resumed_rates_match_pytorchs_resume_when_available(name):
     """Resumed PyTorch's way (optimizer state, new scheduler, scheduler state), both give the
     same rates.  (LambdaLR is left out: PyTorch trains the first resumed epoch at
     base_lr * lr_lambda(0) -- building the scheduler sets it and loading its state does not
-    undo it -- where Lucid continues the run.)"""
+    undo it -- where Lucid continues the run.  So are LinearLR, which PyTorch builds on the
+    loaded rate, scaling it by start_factor again, and OneCycleLR and SequentialLR, whose
+    construction PyTorch's load_state_dict does not undo either: the optimizer's rate and the
+    scheduler's last rate disagree after PyTorch's resume.  Their rates without a resume are
+    compared with PyTorch below.)"""
     torch = pytest.importorskip("torch")
     sched_mod = torch.optim.lr_scheduler
 
@@ -360,7 +381,9 @@ def test_resumed_rates_match_pytorchs_resume_when_available(name):
                 "ExponentialLR": lambda: sched_mod.ExponentialLR(o, 0.9),
                 "CosineAnnealingLR": lambda: sched_mod.CosineAnnealingLR(o, 10, 0.001),
                 "ReduceLROnPlateau": lambda: sched_mod.ReduceLROnPlateau(
-                    o, patience=1, cooldown=1, factor=0.5, min_lr=[0.0, 0.01])}[name]()
+                    o, patience=1, cooldown=1, factor=0.5, min_lr=[0.0, 0.01]),
+                "CyclicLR": lambda: sched_mod.CyclicLR(o, 0.01, [0.1, 0.05], 3, 2,
+                                                       "triangular2")}[name]()
 
     def torch_opt():
         return torch.optim.Adam([{"params": [torch.zeros(1, requires_grad=True)], "lr": lr}
@@ -380,7 +403,12 @@ def test_resumed_rates_match_pytorchs_resume_when_available(name):
 
 SETTINGS = {"StepLR": ["step_size", "gamma"], "MultiStepLR": ["milestones", "gamma"],
             "ExponentialLR": ["gamma"], "CosineAnnealingLR": ["T_max", "eta_min"],
-            "LambdaLR": [], "ReduceLROnPlateau": ["factor", "mode", "patience"]}
+            "LambdaLR": [], "ReduceLROnPlateau": ["factor", "mode", "patience"],
+            "LinearLR": ["start_factor", "end_factor", "total_iters"],
+            "NoamScheduler": ["model_size", "warmup_steps", "factor"],
+            "OneCycleLR": ["total_steps", "pct_start", "max_lrs", "cycle_momentum"],
+            "CyclicLR": ["total_size", "step_ratio", "max_lrs", "mode", "gamma", "cycle_momentum"],
+            "SequentialLR": ["_schedulers", "_milestones"]}
 
 
 @pytest.mark.parametrize("saver,loader", [(s, t) for s in ALL_KINDS for t in ALL_KINDS if s != t])
@@ -412,3 +440,250 @@ def test_state_dicts_hold_copies_of_lists_both_ways():
     other.load_state_dict(saved)
     saved["milestones"].append(8)
     assert other.milestones == [2, 4, 6]
+
+
+# --------------------------------------------------------------------------------------------
+# LinearLR, OneCycleLR, CyclicLR, NoamScheduler, SequentialLR
+
+
+def _sgd_momentum(*lrs):
+    return SGD([{"params": [Parameter(np.ones(1))], "lr": lr} for lr in lrs], lr=lrs[0],
+               momentum=0.9)
+
+
+def _momenta(sched):
+    """The momentum (SGD) or beta1 (Adam) of every group."""
+    return [g["betas"][0] if "betas" in g else g["momentum"]
+            for g in sched.optimizer.param_groups]
+
+
+def test_linear_lr_defaults_warm_up_by_thirds():
+    sched = LinearLR(_opt(0.3))  # start_factor 1/3, end_factor 1, total_iters 5
+    lrs = [lr for (lr,) in _trace(sched, 8)]
+    want = [0.3 * (1 / 3 + (2 / 3) * min(e, 5) / 5) for e in range(8)]
+    assert lrs == pytest.approx(want, rel=1e-14)
+    assert lrs[0] == pytest.approx(0.1) and lrs[5:] == pytest.approx([0.3] * 3)
+
+
+def test_one_cycle_two_phases_by_hand():
+    """T = 10, pct_start 0.3: up (cosine) from max_lr / 25 over steps 0..2, then down to
+    initial / 1e4 over steps 2..9; the momentum goes the other way, 0.95 -> 0.85 -> 0.95."""
+    sched = OneCycleLR(_sgd_momentum(0.1), max_lr=1.0, total_steps=10)
+    lrs, moms = [], []
+    for _ in range(11):
+        lrs.append(sched.get_last_lr()[0])
+        moms.append(_momenta(sched)[0])
+        if len(lrs) < 11:
+            sched.step()
+    initial, low = 1.0 / 25, 1.0 / 25 / 1e4
+
+    def cos(start, end, pct):
+        return end + (start - end) * (1 + math.cos(math.pi * pct)) / 2
+
+    want = [cos(initial, 1.0, s / 2) if s <= 2 else cos(1.0, low, (s - 2) / 7)
+            for s in range(11)]
+    want_m = [cos(0.95, 0.85, s / 2) if s <= 2 else cos(0.85, 0.95, (s - 2) / 7)
+              for s in range(11)]
+    assert lrs == pytest.approx(want, rel=1e-12)
+    assert moms == pytest.approx(want_m, rel=1e-12)
+    assert lrs[0] == pytest.approx(0.04) and lrs[2] == 1.0 and lrs[9] == pytest.approx(low)
+    group = sched.optimizer.param_groups[0]  # PyTorch's group keys
+    assert (group["initial_lr"], group["max_lr"], group["max_momentum"]) == (0.04, 1.0, 0.95)
+
+
+def test_one_cycle_three_phase_linear_and_epochs_times_steps():
+    sched = OneCycleLR(_opt(0.1), max_lr=2.0, epochs=2, steps_per_epoch=5, pct_start=0.3,
+                       anneal_strategy="linear", three_phase=True, div_factor=10,
+                       final_div_factor=100, cycle_momentum=False)
+    assert sched.total_steps == 10
+    lrs = [lr for (lr,) in _trace(sched, 10)]
+    # phase ends at 2, 4, 9: 0.2 -> 2.0 -> 0.2 -> 0.002, each a straight line
+    want = [0.2 + 0.9 * s for s in range(3)] + [2.0 - 0.9 * (s - 2) for s in (3, 4)] + [
+        0.2 + (0.002 - 0.2) * (s - 4) / 5 for s in range(5, 10)]
+    assert lrs == pytest.approx(want, rel=1e-12)
+
+
+def test_one_cycle_refuses_a_step_past_total_steps_and_changes_nothing():
+    sched = OneCycleLR(_adam(0.1), max_lr=1.0, total_steps=4)
+    for _ in range(4):
+        sched.step()
+    before = (sched.state_dict(), [dict(g) for g in sched.optimizer.param_groups])
+    with pytest.raises(ValueError, match=r"^OneCycleLR: stepped 5 times, past total_steps = 4; "
+                                         r"build it with the number of batches"):
+        sched.step()
+    assert sched.state_dict() == before[0] and sched.last_epoch == 4
+    assert [dict(g) for g in sched.optimizer.param_groups] == before[1]
+
+
+def test_cyclic_lr_triangle_modes_by_hand():
+    tri = CyclicLR(_sgd_momentum(0.5), base_lr=0.1, max_lr=0.5, step_size_up=2)
+    assert [lr for (lr,) in _trace(tri, 9)] == pytest.approx(
+        [0.1, 0.3, 0.5, 0.3, 0.1, 0.3, 0.5, 0.3, 0.1], rel=1e-12)
+    half = CyclicLR(_sgd_momentum(0.5), base_lr=0.1, max_lr=0.5, step_size_up=1,
+                    step_size_down=3, mode="triangular2", cycle_momentum=False)
+    # up in 1 step, down in 3; the second cycle is half as tall
+    assert [lr for (lr,) in _trace(half, 9)] == pytest.approx(
+        [0.1, 0.5, 0.1 + 0.4 * 2 / 3, 0.1 + 0.4 / 3, 0.1, 0.3, 0.1 + 0.2 * 2 / 3,
+         0.1 + 0.2 / 3, 0.1], rel=1e-12)
+    assert _momenta(half) == [0.9]  # not cycled: SGD's own momentum
+    exp = CyclicLR(_opt(1.0), base_lr=0.1, max_lr=0.5, step_size_up=2, mode="exp_range",
+                   gamma=0.9, cycle_momentum=False)
+    heights = [0, 0.5, 1, 0.5, 0, 0.5, 1]
+    assert [lr for (lr,) in _trace(exp, 7)] == pytest.approx(
+        [0.1 + 0.4 * h * 0.9**s for s, h in enumerate(heights)], rel=1e-12)
+
+
+def test_cyclic_lr_cycles_momentum_against_the_rate_and_sets_base_lr():
+    opt = _sgd_momentum(0.7, 0.7)
+    sched = CyclicLR(opt, base_lr=[0.1, 0.2], max_lr=0.5, step_size_up=2,
+                     base_momentum=0.8, max_momentum=0.9)
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.2]  # building sets base_lr
+    moms = []
+    for _ in range(5):
+        moms.append(_momenta(sched))
+        sched.step()
+    np.testing.assert_allclose(moms, [[0.9, 0.9], [0.85, 0.85], [0.8, 0.8], [0.85, 0.85],
+                                      [0.9, 0.9]], rtol=1e-12)
+    calls = []
+    custom = CyclicLR(_opt(1.0), 0.1, 0.5, step_size_up=2, cycle_momentum=False,
+                      scale_fn=lambda x: calls.append(x) or 0.5, scale_mode="iterations")
+    _trace(custom, 3)  # epochs 0..3: the function gets the step number
+    assert calls == [0, 1, 2, 3] and "scale_fn" not in custom.state_dict()
+    assert custom.get_last_lr() == [pytest.approx(0.1 + 0.4 * 0.5 * 0.5)]  # half way down
+
+
+def test_noam_peaks_at_warmup_then_decays_as_inverse_sqrt():
+    sched = NoamScheduler(_opt(1.0, 5.0), model_size=512, warmup_steps=4000)
+    lrs = []
+    for step in range(0, 8001):
+        if step in (0, 1, 2000, 4000, 8000):
+            lrs.append(sched.get_last_lr())
+        sched.step()
+    peak = 512**-0.5 * 4000**-0.5
+    assert lrs[2][0] == pytest.approx(peak / 2, rel=1e-12)  # half way up the warm-up
+    assert lrs[3] == [pytest.approx(peak, rel=1e-12)] * 2  # both groups: absolute rates
+    assert lrs[4][0] == pytest.approx(peak / math.sqrt(2), rel=1e-12)
+    assert lrs[0] == lrs[1]  # step 0 takes step 1's rate
+
+
+def test_sequential_lr_hands_over_at_the_milestones():
+    opt = _opt(1.0)
+    sched = SequentialLR(opt, [LinearLR(opt, start_factor=0.25, total_iters=4),
+                               ExponentialLR(opt, gamma=0.5), StepLR(opt, 2, 0.1)],
+                         milestones=[3, 6])
+    lrs = [lr for (lr,) in _trace(sched, 10)]
+    # LinearLR for epochs 0-2, ExponentialLR restarted at 3 (its epoch 0), StepLR from 6
+    want = [0.25, 0.4375, 0.625, 1.0, 0.5, 0.25, 1.0, 1.0, 0.1, 0.1]
+    assert lrs == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["LinearLR", "OneCycleLR", "CyclicLR", "SequentialLR"])
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_new_schedules_match_pytorch_when_available(name, optimizer):
+    """Rates and momenta (SGD's momentum, Adam's beta1), step by step, for two groups."""
+    torch = pytest.importorskip("torch")
+    ts = torch.optim.lr_scheduler
+    kw = {"lr": 0.1, "momentum": 0.9} if optimizer == "SGD" else {}
+    builds = {
+        "LinearLR": lambda m, o: m.LinearLR(o, start_factor=0.05, end_factor=0.5,
+                                            total_iters=13),
+        "OneCycleLR": lambda m, o: m.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=30,
+                                                pct_start=0.25, three_phase=True),
+        "CyclicLR": lambda m, o: m.CyclicLR(o, base_lr=[0.01, 0.02], max_lr=0.1,
+                                            step_size_up=3, step_size_down=5,
+                                            mode="exp_range", gamma=0.97),
+        "SequentialLR": lambda m, o: m.SequentialLR(
+            o, [m.LinearLR(o, start_factor=0.1, total_iters=4), m.ExponentialLR(o, 0.9),
+                m.CosineAnnealingLR(o, T_max=6)], milestones=[5, 12]),
+    }
+    import lucid.optim.lr_scheduler as ours_mod
+    from lucid import optim as ours_optim
+
+    ours_opt = getattr(ours_optim, optimizer)(
+        [{"params": [Parameter(np.ones(1))], "lr": lr} for lr in (0.1, 0.03)], **kw)
+    theirs_opt = getattr(torch.optim, optimizer)(
+        [{"params": [torch.zeros(1, requires_grad=True)], "lr": lr} for lr in (0.1, 0.03)],
+        **kw)
+    ours, theirs = builds[name](ours_mod, ours_opt), builds[name](ts, theirs_opt)
+    key = "momentum" if optimizer == "SGD" else "betas"
+    for _ in range(30):
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12)
+        assert [g["lr"] for g in ours_opt.param_groups] == pytest.approx(
+            [g["lr"] for g in theirs_opt.param_groups], rel=1e-12)
+        assert [g[key] for g in ours_opt.param_groups] == [g[key] for g in
+                                                           theirs_opt.param_groups]
+        theirs_opt.step()
+        ours.step()
+        theirs.step()
+
+
+@pytest.mark.parametrize("name", ["OneCycleLR", "CyclicLR"])
+def test_a_cycled_momentum_resumes_with_the_rate(name):
+    """PyTorch's resume leaves beta1 at the value its constructor wrote until the next step;
+    Lucid's load_state_dict sets the momentum of the saved step too."""
+    make = ALL_KINDS[name]
+    whole = make(_adam(0.1, 0.03))
+    for _ in range(6):
+        whole.step()
+    first = make(_adam(0.1, 0.03))
+    for _ in range(6):
+        first.step()
+    opt = _adam(0.1, 0.03)
+    second = make(opt)
+    opt.load_state_dict(first.optimizer.state_dict())
+    second.load_state_dict(first.state_dict())
+    assert _momenta(second) == _momenta(whole) != _momenta(make(_adam(0.1, 0.03)))
+
+
+def test_a_sequential_state_dict_that_one_inner_scheduler_refuses_changes_nothing():
+    def make(o, second):
+        return SequentialLR(o, [LinearLR(o, start_factor=0.5, total_iters=2), second],
+                            milestones=[2])
+
+    donor_opt = _opt(0.1)
+    donor = make(donor_opt, StepLR(donor_opt, 2))
+    _trace(donor, 4)
+    opt = _opt(0.1)
+    sched = make(opt, ExponentialLR(opt, 0.5))  # the second scheduler is of another kind
+    _trace(sched, 1)
+    before = (sched.state_dict(), [g["lr"] for g in opt.param_groups])
+    with pytest.raises(ValueError, match=r"^ExponentialLR\.load_state_dict: this state dict does "
+                                         r"not fit a ExponentialLR"):
+        sched.load_state_dict(donor.state_dict())
+    assert sched.state_dict() == before[0]
+    assert [g["lr"] for g in opt.param_groups] == before[1]
+
+
+@pytest.mark.parametrize("make,exc,match", [
+    (lambda o: LinearLR(o, start_factor=0.0), ValueError, "start_factor must be > 0"),
+    (lambda o: LinearLR(o, end_factor=1.5), ValueError, "end_factor must be <= 1"),
+    (lambda o: LinearLR(o, total_iters=0), ValueError, "total_iters must be >= 1"),
+    (lambda o: OneCycleLR(o, max_lr=1.0), ValueError, "give total_steps, or epochs and "
+                                                      "steps_per_epoch"),
+    (lambda o: OneCycleLR(o, max_lr=1.0, total_steps=0), ValueError, "total_steps must be >= 1"),
+    (lambda o: OneCycleLR(o, max_lr=1.0, total_steps=5, pct_start=1.5), ValueError,
+     "pct_start must be <= 1"),
+    (lambda o: OneCycleLR(o, max_lr=1.0, total_steps=5, anneal_strategy="exp"), ValueError,
+     "anneal_strategy must be 'cos' or 'linear'"),
+    (lambda o: OneCycleLR(o, max_lr=[1.0, 2.0], total_steps=5), ValueError,
+     r"max_lr has 2 values, the optimizer has 1 param group"),
+    (lambda o: OneCycleLR(Adagrad([Parameter(np.ones(1))]), max_lr=1.0, total_steps=5),
+     ValueError, r"OneCycleLR: cycle_momentum=True needs an optimizer with a momentum or betas "
+                 r"hyperparameter .*Adagrad has neither\. Pass cycle_momentum=False"),
+    (lambda o: CyclicLR(o, 0.1, 1.0, mode="sine"), ValueError, "mode must be 'triangular'"),
+    (lambda o: CyclicLR(o, 0.1, 1.0, step_size_up=0), ValueError, "step_size_up must be >= 1"),
+    (lambda o: CyclicLR(o, 0.1, 1.0, scale_fn=3), TypeError, "scale_fn must be a function"),
+    (lambda o: CyclicLR(Adagrad([Parameter(np.ones(1))]), 0.1, 1.0), ValueError,
+     "CyclicLR: cycle_momentum=True needs"),
+    (lambda o: NoamScheduler(o, model_size=0, warmup_steps=10), ValueError, "model_size"),
+    (lambda o: NoamScheduler(o, 512, 10, factor=0.0), ValueError, "factor must be > 0"),
+    (lambda o: SequentialLR(o, [], []), ValueError, "at least one scheduler"),
+    (lambda o: SequentialLR(o, [StepLR(o, 2), StepLR(o, 3)], []), ValueError,
+     r"one milestone fewer than schedulers, got 2 scheduler\(s\) and 0 milestone"),
+    (lambda o: SequentialLR(o, [StepLR(_opt(0.1), 2)], []), ValueError, "another optimizer"),
+    (lambda o: SequentialLR(o, [StepLR(o, 2), ReduceLROnPlateau(o)], [3]), ValueError,
+     "ReduceLROnPlateau, which needs a metric"),
+])
+def test_new_scheduler_errors(make, exc, match):
+    with pytest.raises(exc, match=match):
+        make(_sgd_momentum(0.1))

@@ -103,6 +103,80 @@ def ref_adagrad(x, grads, lr, lr_decay=0.0, weight_decay=0.0, initial_accumulato
     return out
 
 
+def ref_nadam(x, grads, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+              momentum_decay=4e-3, decoupled_weight_decay=False):
+    b1, b2 = betas
+    m, v, mu_prod = np.zeros_like(x), np.zeros_like(x), 1.0
+    out = []
+    for t, g in enumerate(grads, start=1):
+        if decoupled_weight_decay:
+            x = x * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * x
+        mu_t = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
+        mu_t1 = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
+        mu_prod = mu_prod * mu_t
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g**2
+        v_hat = v / (1 - b2**t)
+        m_bar = (mu_t1 * m / (1 - mu_prod * mu_t1)) + ((1 - mu_t) * g / (1 - mu_prod))
+        x = x - lr * m_bar / (np.sqrt(v_hat) + eps)
+        out.append(x)
+    return out
+
+
+def ref_radam(x, grads, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+              decoupled_weight_decay=False):
+    b1, b2 = betas
+    m, v = np.zeros_like(x), np.zeros_like(x)
+    rho_inf = 2 / (1 - b2) - 1
+    out = []
+    for t, g in enumerate(grads, start=1):
+        if decoupled_weight_decay:
+            x = x * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * x
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g**2
+        m_hat = m / (1 - b1**t)
+        rho_t = rho_inf - 2 * t * b2**t / (1 - b2**t)
+        if rho_t > 5:
+            l_t = np.sqrt(1 - b2**t) / (np.sqrt(v) + eps)
+            r_t = np.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                          / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            x = x - lr * m_hat * l_t * r_t
+        else:
+            x = x - lr * m_hat
+        out.append(x)
+    return out
+
+
+def ref_adamax(x, grads, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    m, u = np.zeros_like(x), np.zeros_like(x)
+    out = []
+    for t, g in enumerate(grads, start=1):
+        g = g + weight_decay * x
+        m = b1 * m + (1 - b1) * g
+        u = np.maximum(b2 * u, np.abs(g) + eps)
+        x = x - lr / (1 - b1**t) * m / u
+        out.append(x)
+    return out
+
+
+def ref_adadelta(x, grads, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0):
+    v, u = np.zeros_like(x), np.zeros_like(x)
+    out = []
+    for g in grads:
+        g = g + weight_decay * x
+        v = rho * v + (1 - rho) * g**2
+        delta = np.sqrt(u + eps) / np.sqrt(v + eps) * g
+        u = rho * u + (1 - rho) * delta**2
+        x = x - lr * delta
+        out.append(x)
+    return out
+
+
 CASES = [
     ("SGD", ref_sgd, {"lr": 0.1}),
     ("SGD", ref_sgd, {"lr": 0.1, "momentum": 0.9}),
@@ -123,6 +197,20 @@ CASES = [
     ("Adagrad", ref_adagrad, {"lr": 0.1}),
     ("Adagrad", ref_adagrad, {"lr": 0.1, "lr_decay": 0.1, "weight_decay": 0.05,
                               "initial_accumulator_value": 0.5, "eps": 1e-8}),
+    ("NAdam", ref_nadam, {}),
+    ("NAdam", ref_nadam, {"lr": 0.01, "betas": (0.8, 0.95), "weight_decay": 0.1,
+                          "momentum_decay": 0.05}),
+    ("NAdam", ref_nadam, {"lr": 0.01, "weight_decay": 0.2, "decoupled_weight_decay": True}),
+    ("RAdam", ref_radam, {}),
+    # beta2 = 0.9: rho_inf = 19, so the rectified (adaptive) step starts at step 4
+    ("RAdam", ref_radam, {"lr": 0.01, "betas": (0.8, 0.9), "weight_decay": 0.1}),
+    ("RAdam", ref_radam, {"lr": 0.01, "betas": (0.8, 0.9), "weight_decay": 0.2,
+                          "decoupled_weight_decay": True}),
+    ("Adamax", ref_adamax, {}),
+    ("Adamax", ref_adamax, {"lr": 0.01, "betas": (0.5, 0.9), "eps": 1e-6,
+                            "weight_decay": 0.1}),
+    ("Adadelta", ref_adadelta, {}),
+    ("Adadelta", ref_adadelta, {"lr": 0.5, "rho": 0.5, "eps": 1e-4, "weight_decay": 0.1}),
 ]
 
 
@@ -243,6 +331,94 @@ def test_amsgrad_keeps_the_max_of_raw_second_moments(device):
         x = x - 0.01 * (m / (1 - 0.9**t)) / (np.sqrt(vhat_max) + 1e-8)
         wrong.append(x)
     assert not np.allclose(ams[-1], wrong[-1], rtol=1e-4)
+
+
+def test_defaults_are_pytorchs():
+    p = Parameter(np.ones(2))
+    assert optim.NAdam([p]).defaults == {"lr": 2e-3, "betas": (0.9, 0.999), "eps": 1e-8,
+                                         "weight_decay": 0.0, "momentum_decay": 4e-3,
+                                         "decoupled_weight_decay": False}
+    assert optim.RAdam([p]).defaults == {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8,
+                                         "weight_decay": 0.0, "decoupled_weight_decay": False}
+    assert optim.Adamax([p]).defaults == {"lr": 2e-3, "betas": (0.9, 0.999), "eps": 1e-8,
+                                          "weight_decay": 0.0}
+    assert optim.Adadelta([p]).defaults == {"lr": 1.0, "rho": 0.9, "eps": 1e-6,
+                                            "weight_decay": 0.0}
+
+
+def test_radam_first_steps_are_momentum_steps_then_rectified():
+    # beta2 = 0.9: rho_inf = 19, rho_t = 19 - 2t 0.9^t / (1 - 0.9^t) = 1, 1.95, 2.86, 3.74,
+    # 4.58 for t = 1..5 and 5.39 at t = 6, so steps 1-5 are lr * m_hat and step 6 is adaptive
+    p = Parameter(np.array([1.0]))
+    opt = optim.RAdam([p], lr=0.1, betas=(0.5, 0.9))
+    p.grad = np.array([4.0])
+    opt.step()  # m_hat = g = 4: x = 1 - 0.4
+    assert p.item() == pytest.approx(0.6, abs=1e-15)
+    x = p.item()
+    for _ in range(4):
+        p.grad = np.array([4.0])
+        opt.step()  # m_hat stays 4 for a constant gradient
+        assert p.item() == pytest.approx(x - 0.4, abs=1e-14)
+        x = p.item()
+    p.grad = np.array([4.0])
+    opt.step()  # rectified: lr * m_hat * r_6 * sqrt(1 - b2^6) / (sqrt(v_6) + eps), with
+    # v_6 = 16 (1 - 0.9^6): the adaptive factor is ~1 / |g|, so the step is ~lr * r_6
+    b2t = 0.9**6
+    rho_t = 19 - 2 * 6 * b2t / (1 - b2t)
+    r = math.sqrt((rho_t - 4) * (rho_t - 2) * 19 / (15 * 17 * rho_t))
+    step = 0.1 * 4 * r * math.sqrt(1 - b2t) / (math.sqrt(16 * (1 - b2t)) + 1e-8)
+    assert rho_t > 5 and p.item() == pytest.approx(x - step, abs=1e-14)
+    assert step < 0.1 * 0.4  # r_6 ~ 0.26: the first adaptive steps are damped
+
+
+def test_adamax_first_step_and_inf_norm_by_hand():
+    p = Parameter(np.array([0.0, 0.0]))
+    opt = optim.Adamax([p], lr=0.1, betas=(0.5, 0.5), eps=0.0)
+    p.grad = np.array([2.0, -1.0])
+    opt.step()  # m = (1, -0.5), u = |g| = (2, 1), step = lr / 0.5 * m / u = (0.1, -0.1)
+    np.testing.assert_allclose(p.numpy(), [-0.1, 0.1], rtol=1e-15)
+    p.grad = np.array([0.5, -4.0])
+    opt.step()  # u = max(0.5 u, |g|) = (1, 4): the old maximum, decayed, still wins for x0
+    np.testing.assert_allclose(opt.state[p]["exp_inf"], [1.0, 4.0], rtol=1e-15)
+    np.testing.assert_allclose(opt.state[p]["exp_avg"], [0.75, -2.25], rtol=1e-15)
+
+
+def test_adadelta_first_step_by_hand():
+    p = Parameter(np.array([1.0]))
+    opt = optim.Adadelta([p], rho=0.9, eps=1e-6)
+    p.grad = np.array([2.0])
+    opt.step()  # v = 0.4, delta = sqrt(1e-6) / sqrt(0.4 + 1e-6) * 2, u = 0.1 delta^2
+    delta = math.sqrt(1e-6) / math.sqrt(0.4 + 1e-6) * 2.0
+    assert p.item() == pytest.approx(1.0 - delta, abs=1e-15)
+    assert opt.state[p]["acc_delta"][0] == pytest.approx(0.1 * delta**2, rel=1e-14)
+    assert opt.state[p]["step"] == 1
+
+
+def test_nadam_keeps_the_product_of_its_momenta():
+    p = Parameter(np.array([1.0]))
+    opt = optim.NAdam([p], momentum_decay=0.5)
+    mus = [0.9 * (1 - 0.5 * 0.96 ** (t * 0.5)) for t in (1, 2, 3)]
+    for _ in range(3):
+        p.grad = np.array([1.0])
+        opt.step()
+    assert opt.state[p]["mu_product"] == pytest.approx(mus[0] * mus[1] * mus[2], rel=1e-15)
+    assert list(opt.state[p]) == ["step", "mu_product", "exp_avg", "exp_avg_sq"]
+
+
+@pytest.mark.parametrize("make,exc,match", [
+    (lambda p: optim.NAdam([p], momentum_decay=-1e-3), ValueError, "momentum_decay must be >= 0"),
+    (lambda p: optim.NAdam([p], decoupled_weight_decay=1), TypeError,
+     "NAdam: decoupled_weight_decay must be True or False"),
+    (lambda p: optim.RAdam([p], betas=(0.9, 1.0)), ValueError, r"betas\[1\] must be < 1"),
+    (lambda p: optim.RAdam([p], betas=0.9), TypeError, "betas must be a pair"),
+    (lambda p: optim.Adamax([p], eps=-1.0), ValueError, "Adamax: eps must be >= 0"),
+    (lambda p: optim.Adamax([p], decoupled_weight_decay=True), TypeError, "unexpected keyword"),
+    (lambda p: optim.Adadelta([p], rho=1.5), ValueError, "Adadelta: rho must be <= 1"),
+    (lambda p: optim.Adadelta([p], lr=-1.0), ValueError, "Adadelta: lr must be >= 0"),
+])
+def test_new_optimizers_check_their_hyperparameters(make, exc, match):
+    with pytest.raises(exc, match=match):
+        make(Parameter(np.ones(2)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -650,18 +826,47 @@ def test_adam_on_gpu_keeps_flat_memory():
 # an independent cross-check against PyTorch, when it is installed
 
 
+#: PyTorch's options that Lucid does not have (its param groups carry them, Lucid's do not)
+TORCH_ONLY_OPTIONS = {"foreach", "maximize", "capturable", "differentiable", "fused"}
+#: ... and per optimizer: Lucid's Adam spells decoupled weight decay as the class AdamW
+TORCH_ONLY_FOR = {"Adam": {"decoupled_weight_decay"}, "AdamW": {"decoupled_weight_decay"}}
+
+
 @pytest.mark.parametrize("name,ref,kw", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_matches_pytorch_when_available(name, ref, kw):
+    """Every step's parameter, then the state dict: the same state keys with the same values,
+    the same hyperparameters in the param group."""
     torch = pytest.importorskip("torch")
     x0, grads = _problem(21, steps=9)
-    tp = torch.tensor(x0.copy(), requires_grad=True)
-    topt = getattr(torch.optim, name)([tp], **kw)
-    for g in grads:
-        tp.grad = torch.tensor(g)
-        topt.step()
-    got, _, _ = _run(name, kw, x0, grads, "cpu")
-    np.testing.assert_allclose(got[-1], tp.detach().numpy(), rtol=1e-10, atol=1e-12)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # else PyTorch keeps step and mu_product in float32
+    try:
+        tp = torch.tensor(x0.copy(), requires_grad=True)
+        topt = getattr(torch.optim, name)([tp], **kw)
+        theirs = []
+        for g in grads:
+            tp.grad = torch.tensor(g)
+            topt.step()
+            theirs.append(tp.detach().numpy().copy())
+        tsd = topt.state_dict()
+    finally:
+        torch.set_default_dtype(default)
+    got, _, opt = _run(name, kw, x0, grads, "cpu")
+    for t, (a, b) in enumerate(zip(got, theirs), start=1):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=f"step {t}")
     assert math.isfinite(got[-1].sum())
+    sd = opt.state_dict()
+    if tsd["state"]:
+        assert list(sd["state"][0]) == list(tsd["state"][0])
+        for key, value in tsd["state"][0].items():
+            np.testing.assert_allclose(sd["state"][0][key], value.numpy(), rtol=1e-10,
+                                       atol=1e-12, err_msg=key)
+    ours, theirs_group = sd["param_groups"][0], tsd["param_groups"][0]
+    assert set(theirs_group) - set(ours) <= TORCH_ONLY_OPTIONS | TORCH_ONLY_FOR.get(name, set())
+    assert set(ours) <= set(theirs_group)
+    for key in ours:
+        if key != "params":
+            assert ours[key] == pytest.approx(theirs_group[key]), key
 
 
 def test_sgd_promotes_a_hand_set_gradient_of_another_dtype():
@@ -914,9 +1119,13 @@ def test_a_failure_while_mlx_computes_the_step_commits_nothing(monkeypatch):
 # -- loading a state dict: all or nothing, and say what went wrong -------------------------
 
 KINDS = {"SGD": {"lr": 0.1, "momentum": 0.9}, "Adam": {"lr": 0.01}, "RMSprop": {"lr": 0.01},
-         "Adagrad": {"lr": 0.1}}
+         "Adagrad": {"lr": 0.1}, "NAdam": {}, "RAdam": {}, "Adamax": {}, "Adadelta": {}}
 OTHER_KIND = [(saver, loader) for saver in [*KINDS, "AdamW"] for loader in [*KINDS, "AdamW"]
               if saver != loader and {saver, loader} != {"Adam", "AdamW"}]
+#: a saver whose hyperparameters include all of the loader's: the message says which it has
+#: too many of ("with ..., which Adamax does not take") instead of which it lacks
+SUPERSETS = {("Adam", "Adamax"), ("AdamW", "Adamax"), ("NAdam", "RAdam"), ("NAdam", "Adamax"),
+             ("RAdam", "Adamax")}
 
 
 @pytest.mark.parametrize("saver,loader", OTHER_KIND)
@@ -927,13 +1136,34 @@ def test_a_state_dict_of_another_kind_is_refused_naming_both(saver, loader):
     c, d, opt = _after_one_step(loader, KINDS.get(loader, {"lr": 0.01}))
     before = _snapshot(opt, [c, d])
     saved_by = "Adam or AdamW" if saver in ("Adam", "AdamW") else saver
+    what = (rf"with .*, which {loader} does not take" if (saver, loader) in SUPERSETS else
+            rf"without .*, which {loader} needs")
     with pytest.raises(ValueError, match=rf"^{loader}\.load_state_dict: this state dict was "
                                          rf"saved by {saved_by}: its param group 0 holds "
-                                         rf"the hyperparameters .*lr.*, without .*, which "
-                                         rf"{loader} needs\. Load it into {saved_by} .*over "
-                                         r"the same parameters.*Nothing was changed\.$"):
+                                         rf"the hyperparameters .*lr.*, {what}\. Load it into "
+                                         rf"{saved_by} .*over the same parameters.*Nothing "
+                                         r"was changed\.$"):
         opt.load_state_dict(donor.state_dict())
     _assert_unchanged(opt, [c, d], before)
+
+
+def test_adamax_refuses_adams_state_dict_naming_the_hyperparameter_it_lacks():
+    """Adam's param groups hold every hyperparameter Adamax takes (and amsgrad): without this
+    check Adamax would load Adam's moments and fail at its next step, lacking exp_inf."""
+    _, _, adam = _after_one_step("Adam", {"lr": 0.01})
+    c, d, adamax = _after_one_step("Adamax", {})
+    before = _snapshot(adamax, [c, d])
+    with pytest.raises(ValueError, match=r"Adamax\.load_state_dict: this state dict was saved "
+                                         r"by Adam or AdamW: its param group 0 holds the "
+                                         r"hyperparameters amsgrad, betas, eps, lr, "
+                                         r"weight_decay, with amsgrad, which Adamax does not "
+                                         r"take\. Load it into Adam or AdamW"):
+        adamax.load_state_dict(adam.state_dict())
+    _assert_unchanged(adamax, [c, d], before)
+    # the optimizer's own state dict, with a key of the user's in a group, still loads
+    adamax.param_groups[0]["name"] = "body"
+    adamax.load_state_dict(adamax.state_dict())
+    assert adamax.param_groups[0]["name"] == "body"
 
 
 def test_a_state_dict_of_an_unknown_kind_says_so():

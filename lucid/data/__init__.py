@@ -7,7 +7,15 @@
         ...
 """
 
-from lucid.data.dataset import Dataset, Subset, TensorDataset, default_collate, random_split
+from lucid.data.dataset import (
+    ConcatDataset,
+    Dataset,
+    Subset,
+    TensorDataset,
+    default_collate,
+    random_split,
+)
 from lucid.data.dataloader import DataLoader
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "DataLoader", "random_split", "default_collate"]
+__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "random_split",
+           "default_collate"]

@@ -6,13 +6,15 @@
   ``TensorDataset(X, y)[i] == (X[i], y[i])``.  Its ``gather`` picks a batch's rows from each
   tensor with *one* fancy-indexing step, the fast path :class:`DataLoader` takes.
 * :class:`Subset` and :func:`random_split` -- views of a dataset through a list of indices.
+* :class:`ConcatDataset` -- several datasets one after another, as one.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,8 @@ from lucid.ops import stack
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "default_collate"]
+__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split",
+           "default_collate"]
 
 
 class Dataset:
@@ -164,6 +167,47 @@ class Subset(Dataset):
 
     def __repr__(self) -> str:
         return f"Subset({len(self)} of {len(self.dataset)} samples)"
+
+
+class ConcatDataset(Dataset):
+    """``ConcatDataset(datasets)``: the samples of each dataset in turn, as one dataset.
+
+    ``cumulative_sizes[k]`` is the number of samples in datasets ``0..k``; sample ``i`` comes
+    from the first dataset ``k`` with ``i < cumulative_sizes[k]``, at position
+    ``i - cumulative_sizes[k - 1]``.  Negative indices count from the end, as in a list.
+    (PyTorch raises ValueError for a negative index beyond the length; Lucid raises
+    IndexError for any index out of range, as its other datasets do.)
+
+        train = ConcatDataset([TensorDataset(X1, y1), TensorDataset(X2, y2)])
+    """
+
+    def __init__(self, datasets: Sequence[Any]) -> None:
+        if isinstance(datasets, Dataset) or not isinstance(datasets, Iterable):
+            raise TypeError(f"ConcatDataset: datasets must be a list of datasets, got "
+                            f"{type(datasets).__name__}; wrap one in a list")
+        self.datasets: list[Any] = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset: datasets should not be an empty iterable; give "
+                             "at least one dataset")
+        for i, ds in enumerate(self.datasets):
+            if not (hasattr(ds, "__len__") and hasattr(ds, "__getitem__")):
+                raise TypeError(f"ConcatDataset: dataset {i} is of type {type(ds).__name__}, which "
+                                "has no len() and [i]; give datasets (or lists)")
+        self.cumulative_sizes: list[int] = np.cumsum([len(ds) for ds in self.datasets],
+                                                     dtype=np.int64).tolist()
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index: int) -> Any:
+        n = len(self)
+        i = _check_index(index, n, f"ConcatDataset of {len(self.datasets)} datasets")
+        k = bisect.bisect_right(self.cumulative_sizes, i)
+        return self.datasets[k][i - (self.cumulative_sizes[k - 1] if k else 0)]
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(str(len(ds)) for ds in self.datasets)
+        return f"ConcatDataset({len(self)} samples from {len(self.datasets)} datasets: {sizes})"
 
 
 def random_split(dataset: Any, lengths: Sequence[int | float]) -> list[Subset]:

@@ -17,6 +17,11 @@ from lucid.optim.sgd import SGD
 from lucid.optim.adam import Adam, AdamW
 from lucid.optim.rmsprop import RMSprop
 from lucid.optim.adagrad import Adagrad
+from lucid.optim.adadelta import Adadelta
+from lucid.optim.adamax import Adamax
+from lucid.optim.nadam import NAdam
+from lucid.optim.radam import RAdam
 from lucid.optim import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop",
+           "Adagrad", "Adadelta", "lr_scheduler"]

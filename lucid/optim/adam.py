@@ -46,18 +46,10 @@ class Adam(Optimizer):
 
     def check_group(self, group: dict[str, Any], index: int) -> None:
         super().check_group(group, index)
-        name = type(self).__name__
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise TypeError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-        group["betas"] = tuple(betas)  # a list (e.g. from a JSON state dict) back to a pair
-        for i, beta in enumerate(betas):
-            self._check_number({f"betas[{i}]": beta}, index, f"betas[{i}]", low=0.0, high=1.0,
-                               high_open=True)
+        self._check_betas(group, index)
         self._check_number(group, index, "eps", low=0.0)
         self._check_number(group, index, "weight_decay", low=0.0)
-        if not isinstance(group["amsgrad"], bool):
-            raise TypeError(f"{name}: amsgrad must be True or False, got {group['amsgrad']!r}")
+        self._check_flag(group, index, "amsgrad")
 
     def update(self, xp, param, grad, state, group):
         lr, (beta1, beta2), eps, wd = (group["lr"], group["betas"], group["eps"],

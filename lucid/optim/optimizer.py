@@ -198,6 +198,23 @@ class Optimizer:
             bound = f"< {high}" if high_open else f"<= {high}"
             raise ValueError(f"{where} must be {bound}, got {value}")
 
+    def _check_betas(self, group: dict, index: int) -> None:
+        """``group["betas"]`` is a pair ``(beta1, beta2)``, each in [0, 1) (Adam's family)."""
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise TypeError(f"{type(self).__name__}: betas must be a pair (beta1, beta2), got "
+                            f"{betas!r}")
+        group["betas"] = tuple(betas)  # a list (e.g. from a JSON state dict) back to a pair
+        for i, beta in enumerate(betas):
+            self._check_number({f"betas[{i}]": beta}, index, f"betas[{i}]", low=0.0, high=1.0,
+                               high_open=True)
+
+    def _check_flag(self, group: dict, index: int, key: str) -> None:
+        """``group[key]`` is True or False."""
+        if not isinstance(group[key], bool):
+            where = f"{type(self).__name__}: {key}" + (f" (param group {index})" if index else "")
+            raise TypeError(f"{where} must be True or False, got {group[key]!r}")
+
     # -- the step ------------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient: set it to None (or to zeros)."""
@@ -449,18 +466,32 @@ class Optimizer:
         if not isinstance(saved, dict):
             raise ValueError(f"{name}.load_state_dict: param group {index} of the state dict "
                              f"must be a dict, got {type(saved).__name__}")
-        missing = sorted(set(self.defaults) - set(saved))
-        if not missing:
-            return
         given = sorted(set(saved) - {"params"})
-        kinds = " or ".join(_optimizers_with(set(given)))
+        own = set(self.defaults)
+        missing = sorted(own - set(saved))
+        savers = _optimizers_with(set(given))
+        if missing:
+            self._refuse_kind(savers, index, given, f"without {', '.join(missing)}, which "
+                                                    f"{name} needs")
+        # every hyperparameter is there, but so are all of a kind that has more of them
+        # (Adam's state dict holds all of Adamax's hyperparameters, NAdam's all of RAdam's)
+        keywords = _keywords()
+        bigger = [s for s in savers if keywords[s] > own]
+        if bigger:
+            extra = sorted(set().union(*(keywords[s] for s in bigger)) - own)
+            self._refuse_kind(bigger, index, given, f"with {', '.join(extra)}, which {name} "
+                                                    "does not take")
+
+    def _refuse_kind(self, savers: list[str], index: int, given: list[str], what: str) -> None:
+        name = type(self).__name__
+        kinds = " or ".join(savers)
         fix = (f"Load it into {kinds} built over the same parameters" if kinds else
                "Load it into the kind of optimizer that saved it")
         raise ValueError(
             f"{name}.load_state_dict: this state dict was saved by "
             f"{kinds or 'another kind of optimizer'}: its param group {index} holds the "
-            f"hyperparameters {', '.join(given)}, without {', '.join(missing)}, which {name} "
-            f"needs. {fix}, or leave this {name} as it is (it starts afresh). {_UNCHANGED_LOAD}"
+            f"hyperparameters {', '.join(given)}, {what}. {fix}, or leave this {name} as it "
+            f"is (it starts afresh). {_UNCHANGED_LOAD}"
         )
 
     def __repr__(self) -> str:
@@ -474,18 +505,24 @@ class Optimizer:
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def _optimizers_with(hyperparameters: set[str]) -> list[str]:
-    """The lucid.optim optimizers all of whose hyperparameters (their constructor's keywords)
-    are among ``hyperparameters``: who saved a state dict, for an error message."""
-    found, todo = [], list(Optimizer.__subclasses__())
+def _keywords() -> dict[str, set[str]]:
+    """Each lucid.optim optimizer's hyperparameters (its constructor's keywords), by name."""
+    found, todo = {}, list(Optimizer.__subclasses__())
     while todo:
         cls = todo.pop()
         todo.extend(cls.__subclasses__())
         if cls.__module__.startswith("lucid.optim.") and "__init__" in vars(cls):
-            keywords = set(inspect.signature(cls).parameters) - {"params", "defaults"}
-            if keywords <= hyperparameters:
-                found.append(cls.__name__)
-    return sorted(found)
+            found[cls.__name__] = set(inspect.signature(cls).parameters) - {"params", "defaults"}
+    return found
+
+
+def _optimizers_with(hyperparameters: set[str]) -> list[str]:
+    """The lucid.optim optimizers that saved a param group holding ``hyperparameters``: those
+    all of whose hyperparameters are among them -- the most specific ones only (Adam's
+    ``lr, betas, eps, weight_decay, amsgrad`` also hold all of Adamax's; Adam saved them)."""
+    fits = {name: keys for name, keys in _keywords().items() if keys <= hyperparameters}
+    return sorted(name for name, keys in fits.items()
+                  if not any(keys < other for other in fits.values()))
 
 
 def _check_param(name: str, p: Any, group: int, i: int) -> None:
