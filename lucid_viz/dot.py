@@ -359,8 +359,9 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
         "digraph lucid {",
         f"  graph [rankdir={rankdir}, labelloc=t, fontname=\"Helvetica\", fontsize=14, "
         f"nodesep=0.3, ranksep=0.4, label={_q(_title(graph, o, title, guard_note, legend))}];",
+        # the margin leaves room for fonts wider than Graphviz's estimate (DejaVu Sans)
         f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={FONT_PT}, '
-        'penwidth=1];',
+        'penwidth=1, margin="0.16,0.06"];',
         '  edge [color="#666666", arrowsize=0.7, fontname="Helvetica", fontsize=11];',
     ]
     devices_seen: dict[str, set[str]] = defaultdict(set)

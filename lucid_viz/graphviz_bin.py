@@ -25,7 +25,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from lucid_viz.svgfit import fit_text
+from lucid_viz.svgfit import fit_text, raise_cluster_labels
 
 __all__ = [
     "ENV_VAR",
@@ -138,6 +138,8 @@ def render(dot_source: str, fmt: str = "svg", *, timeout: float = 60.0,
     if done.returncode != 0:
         stderr = done.stderr.decode("utf-8", "replace").strip()
         raise GraphvizError(f"{exe} -T{fmt} failed (exit {done.returncode}): {stderr}")
-    if fmt == "svg":  # no text wider than the picture, in any browser's font
-        return fit_text(done.stdout.decode("utf-8")).encode("utf-8")
+    if fmt == "svg":  # no text wider than the picture, in any browser's font; cluster
+        # labels readable where an edge crosses them
+        svg = raise_cluster_labels(fit_text(done.stdout.decode("utf-8")))
+        return svg.encode("utf-8")
     return done.stdout

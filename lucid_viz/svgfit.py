@@ -1,5 +1,9 @@
 """Make every text of a Graphviz SVG fit inside the picture, whatever font the browser uses.
 
+:func:`raise_cluster_labels` keeps the module clusters' labels readable where an edge has to
+cross one (Graphviz draws edges over cluster labels): the labels are redrawn last, on a white
+backing, so an edge passes under the text instead of through it.
+
 Graphviz lays text out with its own estimate of each string's width.  A browser draws it in
 whatever font it finds for "Helvetica" -- on Linux usually DejaVu Sans, which is wider -- so a
 centred title wider than the graph used to be cut off on both sides.  :func:`fit_text` measures
@@ -12,7 +16,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["fit_text", "text_extents"]
+__all__ = ["fit_text", "raise_cluster_labels", "text_extents"]
 
 # DejaVu Sans advance widths, in em (units per em 2048, rounded): the widest common fallback
 _WIDTHS: dict[str, float] = {" ": 0.318, ".": 0.318, ",": 0.318, ":": 0.337, ";": 0.337,
@@ -88,3 +92,31 @@ def fit_text(svg: str) -> str:
     out = svg[:head.start()] + replaced + svg[head.end():]
     first_g = out.find("<g id=\"graph0\"")
     return out[:first_g] + background + "\n" + out[first_g:] if first_g >= 0 else out
+
+
+_CLUSTER = re.compile(r'<g id="clust\d+" class="cluster">.*?</g>', re.S)
+
+
+def raise_cluster_labels(svg: str) -> str:
+    """``svg`` with every cluster label drawn again on top of everything, on a white backing
+    the size of its text; unchanged when it has no clusters."""
+    labels = []
+    for cluster in _CLUSTER.findall(svg):
+        if "<title>cluster_legend</title>" in cluster:
+            continue  # the legend's title crosses no edge
+        for attrs, body in _TEXT.findall(cluster):
+            a = dict(_ATTR.findall(attrs))
+            if "x" not in a or "y" not in a:
+                continue
+            size = float(a.get("font-size", 14))
+            w = _width(html.unescape(body), size)
+            x, y = float(a["x"]), float(a["y"])
+            anchor = a.get("text-anchor", "start")
+            left = x - w / 2 if anchor == "middle" else (x - w if anchor == "end" else x)
+            labels.append(f'<rect x="{left - 2:.2f}" y="{y - size:.2f}" width="{w + 4:.2f}" '
+                          f'height="{size * 1.3:.2f}" fill="white" fill-opacity="0.9"/>'
+                          f"<text{attrs}>{body}</text>")
+    if not labels:
+        return svg
+    end = svg.rfind("</g>")
+    return svg[:end] + "\n".join(labels) + "\n" + svg[end:]

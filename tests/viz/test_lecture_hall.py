@@ -199,3 +199,16 @@ def test_fit_text_widens_a_canvas_that_clips():
     view = [float(v) for v in re.search(r'viewBox="([-\d. ]+)"', fitted)[1].split()]
     assert view[0] <= left and right <= view[0] + view[2]
     assert fit_text(fitted) == fitted  # already fits: unchanged
+
+
+def test_cluster_labels_are_drawn_over_the_edges_that_cross_them():
+    if graphviz_bin.find_dot() is None:
+        pytest.skip("no Graphviz dot")
+    model = nn.Sequential(nn.Linear(4, 3), nn.Sequential(nn.ReLU(), nn.Linear(3, 2)))
+    svg = lucid_viz.draw(model, lucid.zeros(2, 4)).svg()  # op by op: modules are clusters
+    last_edge = svg.rfind('class="edge"')
+    for label in ("0 (Linear)", "1 (Sequential)", "1.1 (Linear)"):
+        at = svg.rfind(f">{label}</text>")
+        assert at > last_edge, label  # drawn again after every edge ...
+        backing = svg.rfind("<rect", 0, at)
+        assert backing > last_edge and 'fill="white"' in svg[backing:at]  # ... on white
