@@ -226,14 +226,21 @@ class Tensor:
 
     # -- autograd ------------------------------------------------------------------------
     def backward(
-        self, grad: Any = None, keep_grad: bool = False, retain_graph: bool = False
+        self, grad: Any = None, keep_grad: bool = False, retain_graph: bool | None = None,
+        create_graph: bool = False,
     ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
 
         With no ``grad`` the seed is ones of this tensor's shape (Lucid's semantics: the same
         as ``self.sum().backward()``).  ``keep_grad=True`` keeps intermediate gradients for
         this call; ``retain_graph=True`` keeps the graph for another backward.
+        ``create_graph=True`` records the backward pass itself: each ``.grad`` is then a
+        Tensor with a graph (differentiate it again: a gradient penalty, a Hessian-vector
+        product); the graph is kept (``retain_graph`` defaults to ``create_graph``, as in
+        PyTorch).
         """
+        if retain_graph is None:
+            retain_graph = create_graph
         if not self.requires_grad:
             raise RuntimeError(
                 "backward(): this tensor does not require grad, so no graph was recorded for "
@@ -252,7 +259,8 @@ class Tensor:
                 )
             if seed.dtype != self.data.dtype:
                 seed = seed.astype(self.data.dtype)
-        engine.run_backward(self, seed, keep_grad=keep_grad, retain_graph=retain_graph)
+        engine.run_backward(self, seed, keep_grad=keep_grad, retain_graph=retain_graph,
+                            create_graph=create_graph)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is complete during backward.

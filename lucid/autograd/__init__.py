@@ -1,6 +1,9 @@
 """Autograd: the backward walk, grad mode, ``grad`` and ``gradcheck``.
 
-``engine.py`` holds the walk; this package adds the functional ``grad`` and ``gradcheck``.
+``engine.py`` holds the walk; this package adds the functional ``grad`` (with
+``create_graph=True``: gradients that can be differentiated again), ``gradcheck`` and
+``gradgradcheck``, and ``lucid.autograd.functional``: ``jacobian``, ``hessian``, ``vjp``,
+``jvp`` and ``hvp``, as PyTorch's ``torch.autograd.functional``.
 """
 
 from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
@@ -11,6 +14,7 @@ __all__ = [
     "flops_enabled",
     "grad",
     "gradcheck",
+    "gradgradcheck",
     "GradcheckError",
     "grad_enabled",
     "no_grad",
@@ -19,8 +23,9 @@ __all__ = [
 
 def __getattr__(name: str):
     # grad/gradcheck need Tensor, which sits above this package; load them on first use.
-    if name in ("grad", "gradcheck", "GradcheckError"):
-        from lucid.autograd import functional
+    if name in ("grad", "gradcheck", "gradgradcheck", "GradcheckError", "functional"):
+        import importlib
 
-        return getattr(functional, name)
+        functional = importlib.import_module("lucid.autograd.functional")
+        return functional if name == "functional" else getattr(functional, name)
     raise AttributeError(name)

@@ -71,6 +71,11 @@ def released_error(node: Any) -> RuntimeError:
     )
 
 
+#: The namespace of Lucid ops that backward rules run on when ``create_graph=True`` (set by
+#: ``lucid.ops.graph_xp`` when the op catalogue loads; the engine sits below the ops).
+GRAPH_XP: Any = None
+
+
 def run_backward(
     root: Any,
     seed: Any,
@@ -78,6 +83,7 @@ def run_backward(
     retain_graph: bool = False,
     capture: dict | None = None,
     observe: Callable[[Any, tuple], None] | None = None,
+    create_graph: bool = False,
 ) -> None:
     """Propagate ``seed`` (= dL/droot) to every node below ``root``.
 
@@ -86,9 +92,17 @@ def run_backward(
     ``observe(node, grads)``, if given, sees what each node's backward rule returned (one
     gradient per input, before broadcast gradients are summed down): how lucid_viz's stepper
     watches the walk without touching an op.
+
+    ``create_graph=True``: the gradients are Tensors with graphs of their own (so they can be
+    differentiated again).  Each rule runs on :data:`GRAPH_XP`, a namespace of Lucid ops, with
+    the values it saved recomputed as Tensors -- the same rule serves every order.  The graph
+    is kept (as ``retain_graph=True``).
     """
     if root._op is not None and root._op.versions is None:
         raise released_error(root)  # before any gradient has been touched
+    if create_graph:
+        _walk_graph(root, seed, keep_grad, capture)
+        return
     # The walk allocates many small objects but never a reference cycle, so Python's cyclic
     # garbage collector has nothing to find here; pausing it keeps its full passes over a large
     # graph from turning a linear walk into a superlinear one.
@@ -137,6 +151,67 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
         for node in leaves:
             node._g = None
         raise
+
+
+def _walk_graph(root: Any, seed: Any, keep_grad: bool, capture: dict | None) -> None:
+    """The walk of :func:`_walk`, with gradients that are Tensors recorded as a graph."""
+    gx = GRAPH_XP
+    heap: list[tuple[int, Any]] = []
+    leaves: list[Any] = []
+    with gx.recording():
+        root._g = gx.tensor(seed, root.device)
+        if root._op is None:
+            leaves.append(root)
+        else:
+            heap.append((-root._op.seq, root))
+        try:
+            while heap:
+                node = heappop(heap)[1]
+                g = node._g
+                node._g = None
+                if node._hooks:
+                    raise RuntimeError(
+                        f"backward(create_graph=True): a tensor of shape {fmt(node.shape)} has a "
+                        "hook; hooks see arrays, not graphs. Remove the hook (handle.remove()) "
+                        "or differentiate without create_graph."
+                    )
+                if capture is not None:
+                    if node in capture:
+                        capture[node] = g
+                elif keep_grad or node.keep_grad:
+                    node.grad = g if node.grad is None else node.grad + g
+                grads = gx.backward(node, g)  # the node's rule, on Lucid ops
+                for parent, pg in zip(node._prev, grads):
+                    if pg is None or not parent.requires_grad:
+                        continue
+                    if pg.shape != parent.shape:
+                        if not (node._op.broadcasts and broadcasts_to(parent.shape, pg.shape)):
+                            _fit_shape(node._op, pg, parent)  # raises: the rule is wrong
+                        pg = sum_to(gx, pg, parent.shape)
+                    if pg.dtype != parent.dtype:
+                        pg = pg.astype(parent.dtype)
+                    if parent._g is None:
+                        parent._g = pg
+                        if parent._op is None:
+                            leaves.append(parent)
+                        else:
+                            heappush(heap, (-parent._op.seq, parent))
+                    else:
+                        parent._g = parent._g + pg
+            for leaf in leaves:
+                g = leaf._g
+                leaf._g = None
+                if capture is not None:
+                    if leaf in capture:
+                        capture[leaf] = g
+                else:  # a Tensor with its graph, as PyTorch leaves it
+                    leaf.grad = g if leaf.grad is None else leaf.grad + g
+        except BaseException:
+            for _, node in heap:
+                node._g = None
+            for node in leaves:
+                node._g = None
+            raise
 
 
 def _local_backward(node: Any, g: Any, retain_graph: bool) -> tuple[Any, ...]:

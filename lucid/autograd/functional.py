@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from lucid.autograd import engine
-from lucid.autograd.mode import no_grad
+from lucid.autograd.mode import enable_grad, no_grad
 from lucid.backends import get_backend
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
@@ -24,14 +24,19 @@ def grad(
     outputs: Tensor | Sequence[Tensor],
     inputs: Tensor | Sequence[Tensor],
     grad_outputs: Any = None,
-    retain_graph: bool = False,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
     allow_unused: bool = False,
 ) -> tuple[Tensor | None, ...]:
     """d(outputs)/d(inputs) as a tuple of Tensors, without touching any ``.grad``.
 
     Each output is seeded with ones (or its entry of ``grad_outputs``); gradients of several
     outputs add up.  An input the outputs do not depend on raises, unless ``allow_unused``.
+    ``create_graph=True`` records the backward pass, so the gradients have graphs and can be
+    differentiated again (``retain_graph`` then defaults to True, as in PyTorch).
     """
+    if retain_graph is None:
+        retain_graph = create_graph
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     seeds = [None] * len(outs) if grad_outputs is None else list(_as_tuple(grad_outputs))
@@ -43,11 +48,16 @@ def grad(
                 "was recorded for it."
             )
         backend = get_backend(out.device)
-        seed = backend.xp.ones_like(out.data) if seed is None else (
-            seed.data if isinstance(seed, Tensor) else backend.asarray(seed))
+        if seed is None:
+            seed = backend.xp.ones_like(out.data)
+        elif not isinstance(seed, Tensor):
+            seed = backend.asarray(seed)
+        elif not create_graph:  # with create_graph a seed keeps its graph (jvp's double vjp)
+            seed = seed.data
         capture: dict = {t: None for t in ins}
         last = k == len(outs) - 1
-        engine.run_backward(out, seed, retain_graph=retain_graph or not last, capture=capture)
+        engine.run_backward(out, seed, retain_graph=retain_graph or not last, capture=capture,
+                            create_graph=create_graph)
         for i, t in enumerate(ins):
             g = capture[t]
             if g is not None:
@@ -59,7 +69,8 @@ def grad(
                 f"grad(): input {i} (shape {fmt(t.shape)}) is not used to compute the "
                 "outputs. Pass allow_unused=True to get None for it."
             )
-        result.append(None if g is None else Tensor._wrap(g, t.device))
+        result.append(None if g is None else g if isinstance(g, Tensor) else
+                      Tensor._wrap(g, t.device))
     return tuple(result)
 
 
@@ -162,3 +173,206 @@ def gradcheck(
                 f"eps={eps}, atol={atol}, rtol={rtol})"
             )
     return True
+
+
+def gradgradcheck(
+    fn: Callable[..., Any],
+    *inputs: Tensor,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    seed: int = 0,
+) -> bool:
+    """Check ``fn``'s *second* derivatives against finite differences of its first ones.
+
+    With a fixed random ``u`` per output, ``G(x) = grad(fn(x), x, grad_outputs=u,
+    create_graph=True)`` is the vector-Jacobian product, itself a function of the inputs built
+    by the backward rules running on Lucid ops; :func:`gradcheck` then compares ``G``'s
+    gradient (a backward through the recorded backward pass) with finite differences of ``G``
+    (first-order backward passes at ``x ± eps``).  A gradient that does not depend on the
+    inputs at all (``fn`` linear in them) must then stay put under the perturbation: its
+    second derivative is 0, and that is checked too.  True, or :class:`GradcheckError`.
+    """
+    checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not checked:
+        raise ValueError("gradgradcheck: no input has requires_grad=True; nothing to check")
+    rng = np.random.default_rng(seed)
+    outs = [o for o in _as_tuple(fn(*inputs)) if o.requires_grad]
+    if not outs:
+        raise ValueError("gradgradcheck: fn's output does not require grad (is it connected?)")
+    us = [Tensor._wrap(get_backend(o.device).asarray(rng.standard_normal(o.shape),
+                                                     dtype=o.data.dtype), o.device)
+          for o in outs]
+
+    def first(*xs: Tensor) -> tuple[Tensor, ...]:
+        with enable_grad():
+            res = [o for o in _as_tuple(fn(*xs)) if o.requires_grad]
+            grads = grad(res, [xs[i] for i in checked], grad_outputs=us[:len(res)],
+                         create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    if any(g.requires_grad for g in first(*inputs)):
+        return gradcheck(lambda *xs: tuple(g for g in first(*xs) if g.requires_grad), *inputs,
+                         eps=eps, atol=atol, rtol=rtol, seed=seed + 1)
+    # the first derivatives were recorded as constants: their finite differences must be 0
+    for i in checked:
+        t = inputs[i]
+        original = t.data
+        backend = get_backend(t.device)
+        host = backend.to_numpy(original)
+        try:
+            for j in range(t.size):
+                moved = []
+                for step in (eps, -eps):
+                    shifted = host.copy()
+                    shifted.reshape(-1)[j] += step
+                    t.data = backend.asarray(shifted, dtype=original.dtype)
+                    moved.append([g.numpy() for g in first(*inputs)])
+                for up, down in zip(*moved):
+                    slope = np.max(np.abs(up - down), initial=0.0) / (2 * eps)
+                    if slope > atol:
+                        raise GradcheckError(
+                            f"gradgradcheck: the gradient was recorded as a constant, but it "
+                            f"changes when input {i} moves at index {j} (slope {slope:.6g}): "
+                            "its second derivative is not 0, so a backward rule leaves the "
+                            "graph (a float() or an array where a Tensor op belongs)")
+        finally:
+            t.data = original
+    return True
+
+
+# -- PyTorch's torch.autograd.functional: Jacobians, Hessians and their products ---------------
+
+def _inputs(inputs: Any) -> tuple[tuple[Tensor, ...], bool]:
+    """The inputs as fresh leaves that require grad (the caller's are not touched), and
+    whether one Tensor (not a tuple) was given."""
+    single = isinstance(inputs, Tensor)
+    xs = (inputs,) if single else tuple(inputs)
+    for k, x in enumerate(xs):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"inputs[{k}] is a {type(x).__name__}; give Tensors")
+    return tuple(_leaf(x) for x in xs), single
+
+
+def _leaf(x: Tensor) -> Tensor:
+    t = Tensor._wrap(x.data, x.device, requires_grad=True)
+    t._dtype = x._dtype
+    return t
+
+
+def _zeros_like(x: Tensor) -> Tensor:
+    return Tensor._wrap(get_backend(x.device).xp.zeros_like(x.data), x.device)
+
+
+def _as_seed(v: Any, like: Tensor, what: str) -> Tensor:
+    v = v if isinstance(v, Tensor) else Tensor(v, dtype=like.dtype, device=like.device)
+    if v.shape != like.shape:
+        raise ValueError(f"{what}: v has shape {fmt(v.shape)}, expected {fmt(like.shape)}")
+    return v
+
+
+def vjp(func: Callable[..., Any], inputs: Any, v: Any = None,
+        create_graph: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), vᵀ J)``: the vector-Jacobian product, one backward pass.  ``v`` has
+    the output's shape (may be omitted for a scalar output)."""
+    xs, single = _inputs(inputs)
+    with enable_grad():
+        out = func(*xs)
+        if v is None:
+            if out.size != 1:
+                raise ValueError(f"vjp: the output has shape {fmt(out.shape)}; give v of that "
+                                 "shape (it may be omitted for a scalar output only)")
+            v = Tensor._wrap(get_backend(out.device).xp.ones_like(out.data), out.device)
+        v = _as_seed(v, out, "vjp")
+        grads = grad(out, xs, grad_outputs=v, create_graph=create_graph, allow_unused=True)
+    grads = tuple(_zeros_like(x) if g is None else g for x, g in zip(xs, grads))
+    out = out if create_graph else out.detach()
+    return out, (grads[0] if single else grads)
+
+
+def jvp(func: Callable[..., Any], inputs: Any, v: Any,
+        create_graph: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), J v)``: the Jacobian-vector product (forward-mode derivative along
+    ``v``), computed, as PyTorch does, with two backward passes: ``uᵀ J`` for a dummy ``u``
+    recorded as a graph, then its gradient with respect to ``u`` along ``v``."""
+    xs, single = _inputs(inputs)
+    vs = (v,) if single else tuple(v)
+    vs = tuple(_as_seed(t, x, "jvp") for t, x in zip(vs, xs))
+    with enable_grad():
+        out = func(*xs)
+        u = Tensor._wrap(get_backend(out.device).xp.zeros_like(out.data), out.device,
+                         requires_grad=True)
+        g = grad(out, xs, grad_outputs=u, create_graph=True, allow_unused=True)
+        pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None and gi.requires_grad]
+        if not pairs:
+            return out.detach(), _zeros_like(out)
+        (jv,) = grad([gi for gi, _ in pairs], u, grad_outputs=[vi for _, vi in pairs],
+                     create_graph=create_graph, allow_unused=True)
+    jv = _zeros_like(out) if jv is None else jv
+    return (out if create_graph else out.detach()), jv
+
+
+def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False) -> Any:
+    """The Jacobian of ``func`` at ``inputs``: for one input and one output, a Tensor of shape
+    ``output.shape + input.shape`` (row by row: one backward pass per output element); for a
+    tuple of inputs, a tuple of such Tensors."""
+    xs, single = _inputs(inputs)
+    with enable_grad():
+        out = func(*xs)
+        rows: list[list[Tensor]] = [[] for _ in xs]
+        backend = get_backend(out.device)
+        for k in range(out.size):
+            e = np.zeros(out.size)
+            e[k] = 1.0
+            seed = Tensor._wrap(backend.asarray(e.reshape(out.shape), dtype=out.data.dtype),
+                                out.device)
+            gs = grad(out, xs, grad_outputs=seed, retain_graph=True, create_graph=create_graph,
+                      allow_unused=True)
+            for i, (x, g) in enumerate(zip(xs, gs)):
+                rows[i].append(_zeros_like(x) if g is None else g)
+    jac = tuple(_stack_rows(r, out.shape, x.shape) for r, x in zip(rows, xs))
+    return jac[0] if single else jac
+
+
+def _stack_rows(rows: list[Tensor], out_shape: tuple[int, ...],
+                in_shape: tuple[int, ...]) -> Tensor:
+    """Rows d out_k / d x, each of x's shape, as one Tensor of shape out_shape + in_shape
+    (kept as a graph when the rows have one: stacked by the ``stack`` op)."""
+    stacked = engine.GRAPH_XP.stack(rows)
+    return stacked.reshape(out_shape + in_shape)
+
+
+def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False) -> Any:
+    """The Hessian of a scalar ``func`` at ``inputs``: for one input of shape ``s``, a Tensor
+    of shape ``s + s`` -- the Jacobian of the gradient."""
+    xs, single = _inputs(inputs)
+    if not single:
+        raise NotImplementedError("hessian: one input Tensor (flatten and concatenate several)")
+
+    def gradient(x: Tensor) -> Tensor:
+        out = func(x)
+        if out.size != 1:
+            raise ValueError(f"hessian: func must return a scalar, got shape {fmt(out.shape)}")
+        (g,) = grad(out, x, create_graph=True)
+        return g
+
+    return jacobian(gradient, xs[0], create_graph=create_graph)
+
+
+def hvp(func: Callable[..., Any], inputs: Any, v: Any,
+        create_graph: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), H v)``: the Hessian-vector product of a scalar ``func``, two backward
+    passes and no Hessian (the Hessian is symmetric, so ``vᵀ H = (H v)ᵀ``)."""
+    xs, single = _inputs(inputs)
+    vs = (v,) if single else tuple(v)
+    vs = tuple(_as_seed(t, x, "hvp") for t, x in zip(vs, xs))
+    with enable_grad():
+        out = func(*xs)
+        if out.size != 1:
+            raise ValueError(f"hvp: func must return a scalar, got shape {fmt(out.shape)}")
+        gs = grad(out, xs, create_graph=True, allow_unused=True)
+        pairs = [(g, w) for g, w in zip(gs, vs) if g is not None and g.requires_grad]
+        hv = grad([g for g, _ in pairs], xs, grad_outputs=[w for _, w in pairs],
+                  create_graph=create_graph, allow_unused=True) if pairs else (None,) * len(xs)
+    hv = tuple(_zeros_like(x) if h is None else h for x, h in zip(xs, hv))
+    return (out if create_graph else out.detach()), (hv[0] if single else hv)

@@ -18,6 +18,7 @@ from lucid.ops import (  # noqa: F401  (each import registers a family)
 )
 from lucid.ops.base import FUNCTIONS, REGISTRY, Op, apply, public
 from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
+from lucid.ops import graph_xp  # noqa: F401,E402  (backward rules on Lucid ops: create_graph)
 
 globals().update(FUNCTIONS)
 

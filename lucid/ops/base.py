@@ -95,6 +95,10 @@ class Op:
 
     # -- how it runs ---------------------------------------------------------------------
     differentiable: ClassVar[bool] = True
+    #: its backward rule can run on Lucid ops (``create_graph=True``: second derivatives);
+    #: where not, ``twice_differentiable_why`` says why
+    twice_differentiable: ClassVar[bool] = True
+    twice_differentiable_why: ClassVar[str] = ""
     #: gradients may come back at the broadcast shape and are summed down to the input's shape
     broadcasts: ClassVar[bool] = False
     #: the "gpu" backend lacks this op: run it with NumPy and move the result (warns once)

@@ -294,6 +294,10 @@ class _ConvBase(Op):
     wants_needs = True
     counts_macs = True
     kind = "conv"
+    twice_differentiable = False
+    twice_differentiable_why = ("its windows are strided views of the input (as_strided) and "
+                                "its gradients are written in place: neither is a Lucid op "
+                                "yet.")
 
     def __init__(self, d: int, stride, padding, dilation, groups: int) -> None:
         self.d = d
@@ -523,6 +527,8 @@ class Unfold(Op):
     output position l (PyTorch's ``unfold``).  Row (c, t) is channel c shifted by kernel
     offset t.  dL/dx = col2im(g): each window element's gradient added back where it was read.
     """
+    twice_differentiable = False
+    twice_differentiable_why = _ConvBase.twice_differentiable_why
 
     name = "unfold"
     saves_inputs = False
@@ -577,6 +583,8 @@ class Unfold(Op):
 
 class _Pool(Op):
     """Shared by max_pool and avg_pool: arguments and checks."""
+    twice_differentiable = False
+    twice_differentiable_why = _ConvBase.twice_differentiable_why
 
     saves_inputs = False
 

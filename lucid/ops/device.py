@@ -29,10 +29,14 @@ class ToDevice(Op):
 
     def forward(self, xp, x):
         self.in_dtype = x.dtype
+        if isinstance(x, Tensor):  # create_graph: the move itself, recorded
+            return x.to(self.dst)
         host = get_backend(self.src).to_numpy(x)
         return get_backend(self.dst).asarray(host, dtype=self.logical.parse(self.dst))
 
     def backward(self, xp, g):
+        if isinstance(g, Tensor):  # create_graph: moved back by the same op, recorded
+            return (g.to(self.src),)
         host = get_backend(self.dst).to_numpy(g)
         return (get_backend(self.src).asarray(host, dtype=self.in_dtype),)
 

@@ -24,6 +24,7 @@ from typing import Any
 from lucid.backends import backend_for
 from lucid.ops.base import Op, apply, numel
 from lucid.shapes import fmt, normalize_axis, sum_to
+from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
 
 
@@ -178,7 +179,7 @@ class Linear(Op):
         self.x, self.w, self.has_bias = x, w, b is not None
         y = xp.matmul(x, w.T)
         if b is not None:
-            if b.dtype == y.dtype:
+            if b.dtype == y.dtype and not isinstance(y, Tensor):
                 y += b  # y is the GEMM's fresh output: add in place, no second array
             else:
                 y = y + b  # promotes (a float64 bias on float32 inputs)

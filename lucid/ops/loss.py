@@ -19,6 +19,7 @@ from typing import Any
 
 from lucid.ops.base import Op, apply
 from lucid.shapes import fmt
+from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
 
 # --------------------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ class CrossEntropy(Op):
             coef = coef / self.denom
         ax = self.ax
         p = self.e / self.s  # softmax: a new array, so the one-hot can be subtracted in place
-        if p.ndim == 2:
+        if p.ndim == 2 and not isinstance(p, Tensor):  # (Tensors: the general form below)
             if p.size:  # (MLX refuses an empty scatter)
                 p[self.rows, self.safe] -= 1
         else:

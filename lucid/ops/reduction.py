@@ -406,6 +406,9 @@ class CumProd(Scan):
 
     name = "cumprod"
     saves_output = True
+    twice_differentiable = False
+    twice_differentiable_why = ("its backward treats the first zero of each line with masks "
+                                "whose own derivative is not the second derivative of cumprod.")
 
     def forward(self, xp, x):
         self.setup(x)
