@@ -234,7 +234,7 @@ def to_dot(
     backward: bool = False,
     show: Any = DEFAULT_SHOW,
     title: str | None = None,
-    legend: bool = True,
+    legend: bool | str = True,
     rollup: bool = True,
     rankdir: str = "TB",
     modules: ModuleInfo | None = None,
@@ -262,6 +262,8 @@ def to_dot(
     drawn.  ``notes`` adds one line under a node's label (``{"n12": "grad norm 0.31"}``).
     ``key`` explains colours in the legend: ``(colour, text)`` pairs (``("#d62728", "the node
     being processed")``; an entry whose text starts with "edge:" is drawn as an edge).
+    ``legend``: True (devices, the key and the unit caption), False (none), or ``"key"`` (the
+    key and the caption only: the backward stepper's frames).
 
     ``flops_unit``: ``"MACs"`` (multiply-adds of matmul/linear/conv as MACs, every other op in
     FLOPs) or ``"FLOPs"`` (everything in FLOPs, a multiply-add counted as 2; ``"2*MACs"`` is
@@ -466,36 +468,44 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
                  "module": "modules"}
         shapes = {"op": "box", "parameter": "cylinder", "data": "ellipse", "module": "box"}
         styles = {"op": "rounded,filled"}
-        for device in sorted(devices_seen):
+        anchors: list[str] = []  # one per entry, stacked in one column (not one wide row)
+        for device in sorted(devices_seen) if legend != "key" else ():
             pal = PALETTES.get(device, _OTHER)
             for group in ("op", "module", "parameter", "data"):
                 if group in devices_seen[device]:
-                    lines.append(f"    {_q(f'legend:{device}:{group}')} "
+                    anchors.append(f"legend:{device}:{group}")
+                    lines.append(f"    {_q(anchors[-1])} "
                                  f"[label={_q(f'{device} {names[group]}')}, "
                                  f"fillcolor=\"{pal[group]}\", color=\"{pal['line']}\", "
                                  f"shape={shapes[group]}, "
                                  f"style={_q(styles.get(group, 'filled'))}, fontsize=11];")
-        if crossing:
-            lines.append('    "legend:copy:a" [label="", shape=point, width=0.05];')
-            lines.append('    "legend:copy:b" [label="data copied to another device", '
-                         'shape=plaintext, style=solid, fontsize=11];')
-            lines.append(f'    "legend:copy:a" -> "legend:copy:b" [style="bold,dashed", '
-                         f'color="{CROSS_DEVICE}"];')
+        edge_keys = [("legend:copy", "data copied to another device", CROSS_DEVICE,
+                      "bold,dashed")] if crossing else []
         for i, (color, text) in enumerate(key):  # what the highlight colours mean
             if text.startswith("edge:"):
-                lines.append(f'    "legend:key{i}:a" [label="", shape=point, width=0.05];')
-                lines.append(f'    "legend:key{i}:b" [label={_q(text[5:].strip())}, '
-                             'shape=plaintext, style=solid, fontsize=11];')
-                lines.append(f'    "legend:key{i}:a" -> "legend:key{i}:b" [color="{color}", '
-                             'penwidth=2.5];')
-                lines.append(f'    {{ rank=same; "legend:key{i}:a"; "legend:key{i}:b"; }}')
+                edge_keys.append((f"legend:key{i}", text[5:].strip(), color, "solid"))
             else:
+                anchors.append(f"legend:key{i}")
                 lines.append(f'    "legend:key{i}" [label={_q(text)}, fillcolor="white", '
                              f'color="{color}", penwidth=3, shape=box, '
                              'style="rounded,filled", fontsize=11];')
+        for name, text, color, style in edge_keys:  # a short coloured arrow and its words
+            anchors.append(f"{name}:a")
+            lines.append(f'    "{name}:a" [label="", shape=point, width=0.05];')
+            lines.append(f'    "{name}:b" [label={_q(text)}, shape=plaintext, style=solid, '
+                         'fontsize=11];')
+            lines.append(f'    "{name}:a" -> "{name}:b" [color="{color}", style="{style}", '
+                         'penwidth=2.5];')
+            lines.append(f'    {{ rank=same; "{name}:a"; "{name}:b"; }}')
         if o.counted and "flops" in o.show:  # the unit convention, stated once
+            anchors.append("legend:units")
             lines.append(f'    "legend:units" [label={_q(caption(o.unit))}, shape=plaintext, '
                          'style=solid, fontsize=11];')
+        if rankdir in ("TB", "BT"):  # one column beside the graph, not one wide row
+            for upper, lower in zip(anchors, anchors[1:]):
+                lines.append(f'    {_q(upper)} -> {_q(lower)} [style=invis];')
+        else:  # left to right, one rank is one column
+            lines.append("    { rank=same; " + " ".join(f"{_q(a)};" for a in anchors) + " }")
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"

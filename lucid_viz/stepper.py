@@ -41,10 +41,10 @@ __all__ = ["GradView", "OutGrad", "Frame", "Stepper", "step_backward", "local_ru
 
 #: tensors with at most this many elements show every value; larger ones a summary
 FULL_VALUES = 16
-#: the player's fixed layout (px): the picture box and the gradient panel; with the controls
-#: a frame fits a 1280x720 projector and the page never jumps between frames
-PICTURE_HEIGHT = 430
-PANEL_HEIGHT = 210
+#: the player's fixed layout (px): the picture and, beside it, the gradient panel, both this
+#: high; with the controls a frame fits a 1280x720 projector and the page never jumps
+PICTURE_HEIGHT = 600
+PANEL_HEIGHT = 600
 
 DONE = "#2ca02c"  # border of a node whose gradient is complete and already passed on
 PASSED = "#f0a0a0"  # an edge that has already carried its gradient
@@ -382,7 +382,7 @@ class Stepper:
             edges.update({e: render.HIGHLIGHT for e in f.edges})
             dot = self._dot[k] = render.to_dot(
                 self.graph, depth=self.depth, highlight_nodes=nodes, highlight_edges=edges,
-                backward=True, title=title, key=KEY)
+                backward=True, title=title, key=KEY, legend="key")
         return dot
 
     def frame_svg(self, k: int) -> str | None:
@@ -439,8 +439,8 @@ class Stepper:
                              continuous_update=True)
         w.jslink((play, "value"), (slider, "value"))
         # fixed heights: the page does not jump from frame to frame
-        picture = w.HTML(layout=w.Layout(height=f"{PICTURE_HEIGHT + 10}px", width="100%"))
-        panel = w.HTML(layout=w.Layout(height=f"{PANEL_HEIGHT + 10}px", width="100%"))
+        picture = w.HTML(layout=w.Layout(height=f"{PICTURE_HEIGHT + 10}px", width="60%"))
+        panel = w.HTML(layout=w.Layout(height=f"{PANEL_HEIGHT + 10}px", width="40%"))
 
         def show(change: Any = None) -> None:
             picture.value = self.picture_html(slider.value - 1)
@@ -448,7 +448,7 @@ class Stepper:
 
         slider.observe(show, names="value")
         show()
-        return w.VBox([w.HBox([play, slider]), picture, panel])
+        return w.VBox([w.HBox([play, slider]), w.HBox([picture, panel])])
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """The widget where widgets run, the final frame as SVG (and text) everywhere else."""
@@ -482,7 +482,7 @@ class Stepper:
         """Write every frame (picture + panel) and a small JS player to one HTML file."""
         path = Path(path)
         frames = [
-            f"<div class='lucid-frame' style='display:{'block' if k == 0 else 'none'}'>"
+            f"<div class='lucid-frame' style='display:{'flex' if k == 0 else 'none'}'>"
             f"{self.picture_html(k)}{self.panel_html(k)}</div>"
             for k in range(len(self.frames))
         ]
@@ -514,6 +514,9 @@ _PAGE = """<!DOCTYPE html>
 body {{ font-family: sans-serif; margin: 1em; }}
 .lucid-controls {{ display: flex; gap: 1em; align-items: center; margin-bottom: 0.5em; }}
 .lucid-controls input[type=range] {{ width: 24em; }}
+.lucid-frame {{ gap: 1em; }}
+.lucid-frame > div:first-child {{ flex: 3; }}
+.lucid-frame > .lucid-panel {{ flex: 2; }}
 .lucid-panel table {{ border-collapse: collapse; margin-top: 0.5em; }}
 .lucid-panel th, .lucid-panel td {{ vertical-align: top; padding: 2px 6px; }}
 </style></head>
@@ -535,7 +538,7 @@ body {{ font-family: sans-serif; margin: 1em; }}
   var timer = null;
   function show(k) {{
     for (var i = 0; i < frames.length; i++) {{
-      frames[i].style.display = i === k ? "block" : "none";
+      frames[i].style.display = i === k ? "flex" : "none";
     }}
     slider.value = k;
     label.textContent = "step " + (k + 1) + " / {count}: " + labels[k];

@@ -297,17 +297,19 @@ def test_widget_plays_the_frames(monkeypatch, graphviz_bin):
     monkeypatch.setattr(graphviz_bin, "render", lambda dot, fmt="svg": b"<svg>frame</svg>")
     stepper = step_backward(small_loss()[0])
     box = stepper.widget()
-    controls, picture, panel = box.children
+    controls, view = box.children
+    picture, panel = view.children
     play, slider = controls.children
     assert isinstance(play, w.Play) and isinstance(slider, w.IntSlider)
     # one numbering: the slider counts 1..n as the frame titles do
     assert (play.min, play.max, slider.min, slider.max) == (1, 9, 1, 9) == (1, 9, 1, len(stepper))
     assert slider.value == 1 and "step 1/9" in panel.value
-    assert picture.value == "<div style='height:430px;width:100%'><svg>frame</svg></div>"
-    # fixed heights, so the page does not jump between frames, and picture + panel + controls
-    # fit a 1280x720 projector
-    assert (picture.layout.height, panel.layout.height) == ("440px", "220px")
-    assert 440 + 220 + 40 <= 720
+    assert picture.value == "<div style='height:600px;width:100%'><svg>frame</svg></div>"
+    # fixed heights, so the page does not jump between frames; the panel beside the picture,
+    # so picture + controls fit a 1280x720 projector
+    assert (picture.layout.height, panel.layout.height) == ("610px", "610px")
+    assert (picture.layout.width, panel.layout.width) == ("60%", "40%")
+    assert 610 + 40 <= 720
     slider.value = 5
     assert "step 5/9" in panel.value
     bundle = stepper._repr_mimebundle_()
@@ -319,7 +321,7 @@ def test_a_frame_is_scaled_into_its_fixed_box(monkeypatch, graphviz_bin):
     monkeypatch.setattr(graphviz_bin, "render", lambda dot, fmt="svg":
                         b'<svg width="1585pt" height="900pt" viewBox="0 0 1585 900"><g/></svg>')
     html_text = step_backward(small_loss()[0]).picture_html(0)
-    assert html_text.startswith("<div style='height:430px;width:100%'><svg width=\"100%\" "
+    assert html_text.startswith("<div style='height:600px;width:100%'><svg width=\"100%\" "
                                 "height=\"100%\"")
     assert 'viewBox="0 0 1585 900"' in html_text  # proportions kept
 
