@@ -2,6 +2,6 @@
 
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.nn.module import IncompatibleKeys, Module
-from lucid.nn.containers import ModuleDict, ModuleList, Sequential
+from lucid.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from lucid.nn.layers import *
-from lucid.nn import functional, init
+from lucid.nn import functional, init, utils

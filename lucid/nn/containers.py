@@ -1,4 +1,4 @@
-"""Containers: Sequential, ModuleList, ModuleDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from lucid.nn.module import Module
+from lucid.nn.parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 class Sequential(Module):
@@ -117,3 +118,82 @@ class ModuleDict(Module):
 
     def items(self):
         return self._modules.items()
+
+
+def _as_parameter(kind: str, value: Any) -> Parameter:
+    if isinstance(value, Parameter):
+        return value
+    raise TypeError(f"{kind}: expected an nn.Parameter, got {type(value).__name__} (wrap it: "
+                    "nn.Parameter(tensor))")
+
+
+class ParameterList(Module):
+    """A list of parameters the parent module sees, registered as ``"0"``, ``"1"``, ... (the
+    keys of PyTorch's ``ParameterList``, so state dicts match)."""
+
+    def __init__(self, values: Iterable[Parameter] = ()) -> None:
+        super().__init__()
+        for p in values:
+            self.append(p)
+
+    def append(self, value: Parameter) -> ParameterList:
+        self.register_parameter(str(len(self._parameters)), _as_parameter("ParameterList", value))
+        return self
+
+    def extend(self, values: Iterable[Parameter]) -> ParameterList:
+        for p in values:
+            self.append(p)
+        return self
+
+    def __getitem__(self, index: int) -> Parameter:
+        items = list(self._parameters.values())
+        try:
+            return items[index]
+        except IndexError:
+            raise IndexError(f"ParameterList: index {index} out of range for {len(items)} "
+                             "parameters") from None
+
+    def __setitem__(self, index: int, value: Parameter) -> None:
+        n = len(self._parameters)
+        if not -n <= index < n:
+            raise IndexError(f"ParameterList: index {index} out of range for {n} parameters")
+        self.register_parameter(str(index % n), _as_parameter("ParameterList", value))
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._parameters.values())
+
+
+class ParameterDict(Module):
+    """A dict of named parameters the parent module sees (keys as in PyTorch)."""
+
+    def __init__(self, values: dict[str, Parameter] | None = None) -> None:
+        super().__init__()
+        for name, p in (values or {}).items():
+            self[name] = p
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value: Parameter) -> None:
+        self.register_parameter(key, _as_parameter("ParameterDict", value))
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._parameters
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def values(self):
+        return self._parameters.values()
+
+    def items(self):
+        return self._parameters.items()

@@ -135,6 +135,114 @@ class ELU(Elementwise):
         return (xp.where(self.x > 0, g, g * (self.y + self.alpha)),)
 
 
+class SELU(Elementwise):
+    """y = λ·x for x > 0, λ·α(e^x - 1) otherwise, with PyTorch's constants α = 1.67326...,
+    λ = 1.05070... (self-normalising: zero mean, unit variance stay so through the layers).
+    dy/dx = λ for x > 0, λα e^x = y + λα otherwise.
+
+    FLOPs: forward 5 (min, expm1, two multiplies, compare), backward 3 per element.
+    """
+
+    name = "selu"
+    saves_output = True
+    fwd_cost = 5
+    bwd_cost = 3
+    ALPHA = 1.6732632423543772848170429916717
+    SCALE = 1.0507009873554804934193349852946
+
+    def forward(self, xp, x):
+        self.x = x
+        self.y = self.SCALE * xp.where(x > 0, x, self.ALPHA * xp.expm1(xp.minimum(x, 0)))
+        return self.y
+
+    def backward(self, xp, g):
+        return (xp.where(self.x > 0, g * self.SCALE, g * (self.y + self.SCALE * self.ALPHA)),)
+
+
+class ReLU6(Elementwise):
+    """y = min(max(x, 0), 6).   dy/dx = 1 for 0 < x < 6, else 0 (as PyTorch at the corners).
+
+    FLOPs: forward 2 (max, min), backward 3 (two compares, a multiply) per element.
+    """
+
+    name = "relu6"
+    fwd_cost = 2
+    bwd_cost = 3
+
+    def forward(self, xp, x):
+        self.x = x
+        return xp.minimum(xp.maximum(x, 0), 6)
+
+    def backward(self, xp, g):
+        x = self.x
+        return (xp.where((x > 0) & (x < 6), g, 0 * g),)
+
+
+class Hardsigmoid(Elementwise):
+    """y = relu6(x + 3) / 6: 0 below -3, 1 above 3, linear between.
+    dy/dx = 1/6 for -3 < x < 3, else 0.
+
+    FLOPs: forward 4 (add, max, min, divide), backward 3 per element.
+    """
+
+    name = "hardsigmoid"
+    fwd_cost = 4
+    bwd_cost = 3
+
+    def forward(self, xp, x):
+        self.x = x
+        return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+    def backward(self, xp, g):
+        x = self.x
+        return (xp.where((x > -3) & (x < 3), g / 6, 0 * g),)
+
+
+class Hardswish(Elementwise):
+    """y = x · relu6(x + 3) / 6 (MobileNetV3).   dy/dx = 0 for x < -3, 1 for x > 3, and
+    x/3 + 1/2 between (PyTorch's choice at the corners: 0 at -3, 1.5 at 3).
+
+    FLOPs: forward 5 (add, max, min, multiply, divide), backward 5 per element.
+    """
+
+    name = "hardswish"
+    fwd_cost = 5
+    bwd_cost = 5
+
+    def forward(self, xp, x):
+        self.x = x
+        return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+    def backward(self, xp, g):
+        x = self.x
+        return (xp.where(x < -3, 0 * g, xp.where(x <= 3, g * (x / 3 + 0.5), g)),)
+
+
+class Mish(Elementwise):
+    """y = x · tanh(softplus(x)), softplus(x) = log(1 + e^x) (Misra 2019).
+    dy/dx = t + x (1 - t²) σ(x), with t = tanh(softplus(x)) and σ the logistic sigmoid
+    (σ = d softplus / dx).
+
+    softplus is computed as max(x, 0) + log(1 + e^(-|x|)), which never overflows.
+    FLOPs: forward 8, backward 9 per element.
+    """
+
+    name = "mish"
+    fwd_cost = 8
+    bwd_cost = 9
+
+    def forward(self, xp, x):
+        self.x = x
+        self.t = xp.tanh(xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x))))
+        return x * self.t
+
+    def backward(self, xp, g):
+        x, t = self.x, self.t
+        e = xp.exp(-xp.abs(x))  # σ(x) from e^(-|x|): no overflow on either side
+        sig = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+        return (g * (t + x * (1 - t * t) * sig),)
+
+
 class GELU(Elementwise):
     """Gaussian error linear unit, y = x·Φ(x) with Φ the standard normal CDF.
 

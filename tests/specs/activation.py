@@ -18,6 +18,8 @@ X34 = rand((3, 4))
 X234 = rand((2, 3, 4))
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
+_SELU_ALPHA = 1.6732632423543772848170429916717  # PyTorch's constants
+_SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _t(a):
@@ -55,6 +57,18 @@ ACTIVATIONS = [
                            r"gelu: approximate must be 'none' or 'tanh', got 'fast'"),)),
     _act("gelu", lambda a: F.gelu(a, approximate="tanh"), _gelu_tanh, 9, 13, label="tanh"),
     _act("silu", F.silu, lambda a: a * _sigmoid(a), 8, 5),
+    _act("selu", F.selu, lambda a: _SELU_SCALE * np.where(
+        a > 0, a, _SELU_ALPHA * (np.exp(np.minimum(a, 0)) - 1)), 5, 3),
+    Spec("relu6", F.relu6, lambda a: np.clip(a, 0.0, 6.0), unary(-3.0, 9.0),
+         flops=(FlopsCase((X34,), 2 * 12, 3 * 12),)),
+    Spec("hardsigmoid", F.hardsigmoid, lambda a: np.clip(a + 3.0, 0.0, 6.0) / 6.0,
+         unary(-5.0, 5.0), flops=(FlopsCase((X34,), 4 * 12, 3 * 12),)),
+    Spec("hardswish", F.hardswish, lambda a: a * np.clip(a + 3.0, 0.0, 6.0) / 6.0,
+         unary(-5.0, 5.0), flops=(FlopsCase((X34,), 5 * 12, 5 * 12),)),
+    _act("mish", F.mish, lambda a: a * np.tanh(np.log1p(np.exp(a))), 8, 9),
+    # far tails: the overflow-free softplus inside stays finite
+    Spec("mish", F.mish, lambda a: a * np.tanh(np.logaddexp(0.0, a)),
+         ((np.array([-800.0, -30.0, 0.0, 30.0, 800.0]),),), label="tails"),
     _act("sigmoid", F.sigmoid, _sigmoid, 7, 3),
     # far tails: the overflow-free forms agree with the reference and stay finite
     Spec("sigmoid", F.sigmoid, _sigmoid, ((np.array([-700.0, -40.0, 0.0, 40.0, 700.0]),),),

@@ -33,6 +33,9 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "huber_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "kl_div",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -107,6 +110,64 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     d = input - target
     a = _abs(d)
     loss = where(a < delta, 0.5 * square(d), delta * (a - 0.5 * delta))
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error: l_i = |x_i - y_i|, then reduced.   dl_i/dx_i = sign(x_i - y_i)
+    (0 where they are equal, as PyTorch)."""
+    fn = "l1_loss"
+    _check_reduction(fn, reduction)
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    _same_shape(fn, input, target)
+    return _reduce(_abs(input - target), reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """Smooth L1 (PyTorch's, Fast R-CNN's): quadratic below ``beta``, |d| - beta/2 beyond.
+
+        l_i = d_i^2 / (2 beta)   if |d_i| < beta      (d = x - y)
+        l_i = |d_i| - beta / 2   otherwise
+    It is the Huber loss divided by ``beta``; ``beta=0`` is the L1 loss.
+    """
+    fn = "smooth_l1_loss"
+    _check_reduction(fn, reduction)
+    if not beta >= 0:
+        raise ValueError(f"{fn}: beta must be >= 0, got {beta!r}")
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    _same_shape(fn, input, target)
+    d = input - target
+    a = _abs(d)
+    if beta == 0:
+        return _reduce(a, reduction)
+    return _reduce(where(a < beta, (0.5 / beta) * square(d), a - 0.5 * beta), reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence as PyTorch computes it: ``input`` holds log-probabilities,
+    ``target`` probabilities (or log-probabilities with ``log_target=True``), and
+
+        l_i = y_i (log y_i - x_i)   (0 where y_i = 0),   dl_i/dx_i = -y_i
+
+    ``reduction``: "mean" averages over *every element* (PyTorch's default, which it warns is
+    not the KL divergence); "batchmean" divides the sum by the batch size (the first axis):
+    the true KL divergence per sample; "sum" and "none" as usual.
+    """
+    fn = "kl_div"
+    if reduction not in (*_REDUCTIONS, "batchmean"):
+        raise ValueError(f"{fn}: reduction must be 'mean', 'batchmean', 'sum' or 'none', got "
+                         f"{reduction!r}")
+    input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    _same_shape(fn, input, target)
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        safe = where(target > 0, target, 1.0)  # y log y -> 0 as y -> 0
+        loss = where(target > 0, target * (log(safe) - input), 0.0 * input)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)
 
 

@@ -16,6 +16,12 @@ __all__ = [
     "Tanh",
     "Softmax",
     "LogSoftmax",
+    "SELU",
+    "Softplus",
+    "Mish",
+    "Hardswish",
+    "Hardsigmoid",
+    "ReLU6",
 ]
 
 
@@ -117,3 +123,53 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"axis={self.axis}"
+
+
+class SELU(Module):
+    """y = scale·(x if x > 0 else alpha·(e^x - 1)), PyTorch's self-normalising constants."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.selu(x)
+
+
+class Softplus(Module):
+    """y = log(1 + e^(beta·x)) / beta, linear (y = x) where beta·x > threshold."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Mish(Module):
+    """y = x·tanh(softplus(x))."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.mish(x)
+
+
+class Hardswish(Module):
+    """y = x·relu6(x + 3)/6."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.hardswish(x)
+
+
+class Hardsigmoid(Module):
+    """y = relu6(x + 3)/6."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.hardsigmoid(x)
+
+
+class ReLU6(Module):
+    """y = min(max(x, 0), 6)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.relu6(x)

@@ -12,7 +12,8 @@ from lucid.nn import functional as F
 from lucid.nn.module import Module
 from lucid.tensor import Tensor
 
-__all__ = ["MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "HuberLoss"]
+__all__ = ["MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "HuberLoss",
+           "L1Loss", "SmoothL1Loss", "KLDivLoss"]
 
 
 class _Loss(Module):
@@ -54,6 +55,40 @@ class HuberLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.huber_loss(input, target, self.reduction, self.delta)
+
+
+class L1Loss(_Loss):
+    """mean(|input - target|) (``reduction`` "mean", "sum" or "none")."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.l1_loss(input, target, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Quadratic for |input - target| < beta, linear beyond (see ``F.smooth_l1_loss``)."""
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class KLDivLoss(Module):
+    """KL divergence of log-probabilities ``input`` from ``target`` (see ``F.kl_div``);
+    ``reduction="batchmean"`` gives the per-sample KL divergence."""
+
+    def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__()
+        if reduction not in ("mean", "batchmean", "sum", "none"):
+            raise ValueError(f"KLDivLoss: reduction must be 'mean', 'batchmean', 'sum' or "
+                             f"'none', got {reduction!r}")
+        self.reduction = reduction
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, self.reduction, self.log_target)
 
 
 class CrossEntropyLoss(_WeightedLoss):
