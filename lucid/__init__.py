@@ -29,6 +29,7 @@ from lucid import random  # noqa: E402
 from lucid.random import rand, randn  # noqa: E402
 from lucid.backends import gpu_available, gpu_status  # noqa: E402
 from lucid import autograd  # noqa: E402
+from lucid import linalg  # noqa: E402  (lucid.linalg.inv, .svd, ...: matrix functions)
 from lucid import nn  # noqa: E402
 from lucid import data, optim  # noqa: E402
 from lucid import models  # noqa: E402

@@ -18,6 +18,7 @@ import mlx.core as mx
 import numpy as np
 
 from lucid.backends.base import Backend, host_index_error, warn_user
+from lucid.backends.linalg import MLXLinalg
 
 
 class GPUNotAvailableWarning(UserWarning):
@@ -36,6 +37,7 @@ class MLXBackend(Backend):
     array_type = mx.array
     float_dtypes = frozenset((mx.float16, mx.float32, mx.float64))
     int_matmul = False
+    linalg = MLXLinalg()
 
     def __init__(self) -> None:
         if not has_gpu():

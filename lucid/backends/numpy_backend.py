@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends.base import Backend
+from lucid.backends.linalg import NumpyLinalg
 
 
 class NumpyBackend(Backend):
@@ -14,6 +15,7 @@ class NumpyBackend(Backend):
     device = "cpu"
     xp = np
     array_type = np.ndarray
+    linalg = NumpyLinalg()
 
     def asarray(self, data: Any, dtype: Any = None) -> np.ndarray:
         return np.asarray(data, dtype=dtype)
