@@ -133,6 +133,11 @@ def _off_diagonal_inverse(xp: Any, d: Any) -> Any:
 # norms
 
 
+#: why the factorisations' backward rules cannot build graphs yet (create_graph=True)
+_NOT_TWICE = ("its backward rule calls the backend's factorisation routines (inv, solve, "
+              "eigh ...) on arrays, not Lucid ops.")
+
+
 class VectorNorm(Op):
     """y = ||x||_p over ``axis`` (all axes by default).   dL/dx = g x / ||x|| for p = 2.
 
@@ -237,6 +242,9 @@ class Inv(Op):
     """
 
     name = "inv"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
     saves_inputs = False
     saves_output = True
@@ -270,6 +278,9 @@ class Det(Op):
     """
 
     name = "det"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
     saves_output = True
 
@@ -310,6 +321,9 @@ class SLogDet(Op):
     """
 
     name = "slogdet"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
 
     def forward(self, xp, a):
@@ -348,6 +362,9 @@ class Solve(Op):
     """
 
     name = "solve"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
     inputs = ("a", "b")
     broadcasts = True
@@ -422,6 +439,9 @@ class Cholesky(Op):
     """
 
     name = "cholesky"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
     saves_inputs = False
     saves_output = True
@@ -491,6 +511,9 @@ class QR(Op):
     """
 
     name = "qr"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
 
     def __init__(self, mode: str = "reduced") -> None:
@@ -577,6 +600,9 @@ class SVD(Op):
     """
 
     name = "svd"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
     saves_inputs = False
     saves_output = True  # with compute_uv=False the output is S, which backward keeps
@@ -668,6 +694,9 @@ class Eigh(Op):
     """
 
     name = "eigh"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
     saves_inputs = False
 
@@ -713,6 +742,9 @@ class Eig(Op):
     """
 
     name = "eig"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
     differentiable = False
     saves_inputs = False
@@ -746,6 +778,9 @@ class Pinv(Op):
     """
 
     name = "pinv"
+    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
     function = None
     saves_output = True
 
