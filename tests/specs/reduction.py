@@ -330,5 +330,5 @@ METHODS = [
          label="method", atol=0, rtol=0),
 ]
 
-SPECS = (SUM + MEAN + VAR + STD + PROD + NORM + LOGSUMEXP + MAX + MIN + ARGMAX + ARGMIN + ARG_TIES + ANY + ALL + CUMSUM
-         + CUMPROD + METHODS)
+SPECS = (SUM + MEAN + VAR + STD + PROD + NORM + LOGSUMEXP + MAX + MIN + ARGMAX + ARGMIN
+         + ARG_TIES + ANY + ALL + CUMSUM + CUMPROD + METHODS)
