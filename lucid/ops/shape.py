@@ -820,8 +820,20 @@ def vstack(tensors: Any) -> Tensor:
 
 @public(method=True)
 def split(x: Any, size_or_sections: Any, axis: int = 0) -> tuple[Tensor, ...]:
-    """PyTorch's split: an int is the chunk size (the last chunk may be smaller); a list gives
-    the size of each piece and must add up to the axis length.  Returns a tuple of tensors."""
+    """Cut ``x`` along ``axis`` into pieces; returns a tuple of tensors (views' gradients flow
+    back into their place).
+
+    Lucid follows PyTorch's ``torch.split``:
+
+    * an **int** is the size of each piece: ``split(x, 2)`` on a length-5 axis gives pieces of
+      2, 2 and 1 (the last may be smaller);
+    * a **list** gives the size of every piece: ``split(x, [1, 4])``, adding up to the length.
+
+    NumPy's ``np.split`` reads both differently: an int there is the *number* of equal pieces
+    (``np.split(a, 2)``: two halves, an error when the length does not divide) and a list holds
+    the *indices* where to cut (``np.split(a, [1, 3])``: a[:1], a[1:3], a[3:]).  For NumPy's
+    int meaning use :func:`chunk` (``chunk(x, 2)``); for cut indices, slice.
+    """
     x = _tensor(x)
     if x.ndim == 0:
         raise ValueError("split: cannot split a 0-d tensor (shape ()); it has no axis")
