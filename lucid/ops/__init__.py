@@ -17,6 +17,7 @@ from lucid.ops import (  # noqa: F401  (each import registers a family)
     shape,
 )
 from lucid.ops.base import FUNCTIONS, REGISTRY, Op, apply, public
+from lucid.ops import inplace  # noqa: F401,E402  (x.add_(), x.zero_(), ...: in-place methods)
 from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
 
 globals().update(FUNCTIONS)
