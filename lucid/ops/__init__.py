@@ -8,6 +8,7 @@ the classes (``FUNCTIONS``) become this package's names (``lucid.ops.exp``, re-e
 from lucid.ops import (  # noqa: F401  (each import registers a family)
     activation,
     conv,
+    counting,
     device,
     elementwise,
     indexing,

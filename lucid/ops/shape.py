@@ -753,8 +753,77 @@ class Diagonal(ShapeOp):
         return (xp.transpose(grid, tuple(order.index(d) for d in range(lead + 2))),)
 
 
+class Diag(ShapeOp):
+    """NumPy's ``diag``: a 1-D v becomes the square matrix with v on diagonal k (zeros
+    elsewhere): y[i, i + k] = v[i] (k < 0: below the main diagonal), of size n + |k|.
+    dL/dv = the diagonal k of g.
+
+    A 2-D input gives its diagonal k instead (the op :class:`Diagonal`), so ``diag(diag(v))``
+    is v, as in NumPy.
+    """
+
+    name = "diag"
+
+    def __init__(self, k: int = 0) -> None:
+        self.k = _int("diag", k, "k")
+
+    @classmethod
+    def call(cls, x: Any, k: int = 0) -> Tensor:
+        x = _tensor(x)
+        k = _int("diag", k, "k")
+        if x.ndim == 2:
+            return apply(Diagonal(k), x)
+        return apply(cls(k), x)
+
+    def forward(self, xp, x):
+        if x.ndim != 1:
+            raise self.error(
+                f"input {fmt(tuple(x.shape))} is {x.ndim}-D; diag takes a 1-D vector (to build "
+                "a diagonal matrix) or a 2-D matrix (to read its diagonal). For stacks of "
+                "matrices use lucid.diagonal(x, offset, axis1, axis2)."
+            )
+        return xp.diag(x, self.k)
+
+    def backward(self, xp, g):
+        return (xp.diagonal(g, self.k),)
+
+
 # --------------------------------------------------------------------------------------------
 # functions built from the ops above (no class of their own)
+
+
+@public
+def meshgrid(*tensors: Any, indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D coordinate vectors (NumPy's ``meshgrid``).
+
+    For inputs of lengths n_0, ..., n_{k-1}, output i holds input i's values repeated along
+    every other axis.  ``indexing="xy"`` (NumPy's default, Cartesian) gives the outputs shape
+    (n_1, n_0, n_2, ...) -- x varies along columns, as on a picture; ``indexing="ij"``
+    (matrix indexing, PyTorch's ``torch.meshgrid`` default to be) gives (n_0, n_1, ...).
+    Inputs of more dimensions are flattened first, as NumPy does; ``meshgrid([a, b])`` is
+    accepted too.  Each output is a broadcast view of its input, so its gradient is summed
+    back onto the input (differentiable).
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        return ()
+    ts = [_tensor(t) for t in tensors]
+    ts = [t if t.ndim == 1 else apply(Reshape((-1,)), t) for t in ts]
+    sizes = [t.shape[0] for t in ts]
+    axes = list(range(len(ts)))
+    if indexing == "xy" and len(ts) > 1:
+        axes[0], axes[1] = 1, 0  # x along axis 1 (columns), y along axis 0 (rows)
+    shape = [0] * len(ts)
+    for i, ax in enumerate(axes):
+        shape[ax] = sizes[i]
+    out = []
+    for t, ax in zip(ts, axes):
+        along = tuple(-1 if d == ax else 1 for d in range(len(ts)))
+        out.append(apply(BroadcastTo(tuple(shape)), apply(Reshape(along), t)))
+    return tuple(out)
 
 
 @public(method=True)
