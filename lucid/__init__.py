@@ -36,3 +36,12 @@ from lucid import models  # noqa: E402
 from lucid.serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # lucid.einops is loaded on first use (it imports the einops package)
+    if name == "einops":
+        import importlib
+
+        return importlib.import_module("lucid.einops")
+    raise AttributeError(f"module 'lucid' has no attribute {name!r}")

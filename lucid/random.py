@@ -34,6 +34,7 @@ from lucid.types import Float64, Int64, Numeric, as_numeric, to_numeric_type
 
 __all__ = [
     "seed",
+    "get_seed",
     "get_state",
     "set_state",
     "rand",
@@ -47,6 +48,8 @@ __all__ = [
 #: The module's single generator.  ``seed`` rewinds it in place (the object never changes, so
 #: anything holding a reference to it is reseeded too).
 _GENERATOR = np.random.default_rng()
+#: the last seed given to ``seed`` (None: the stream started from OS entropy)
+_SEED: int | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -59,9 +62,18 @@ def seed(n: int | None) -> None:
     >>> lucid.random.seed(0); a = lucid.random.rand(3)
     >>> lucid.random.seed(0); b = lucid.random.rand(3)   # a and b hold the same values
     """
+    global _SEED
     if n is not None:
         n = _count("seed", "n", n)
     _GENERATOR.bit_generator.state = np.random.PCG64(n).state
+    _SEED = n
+
+
+def get_seed() -> int | None:
+    """The seed the stream last restarted from (``seed(n)``'s n), or None when it started from
+    OS entropy (no ``seed`` call yet, or ``seed(None)``).  Lucid 2.x's name.  Draws since
+    then do not change it: to rewind to *this moment*, use ``get_state`` / ``set_state``."""
+    return _SEED
 
 
 def get_state() -> dict:

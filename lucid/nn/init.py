@@ -13,6 +13,10 @@ A uniform distribution U(-b, b) has variance b²/3, so the uniform variants use
 b = sqrt(3 · Var).  Every function fills the tensor in place (under ``no_grad``, keeping its
 dtype and device), draws from ``lucid.random`` (so ``lucid.random.seed`` makes it
 reproducible) and returns the tensor, as PyTorch's ``torch.nn.init`` does.
+
+The trailing underscore is PyTorch's mark of an in-place function; Lucid 2.x spelled the same
+functions without it (``kaiming_normal``, ``xavier_uniform``, ``zeros`` ...).  Both spellings
+are here and are the same function objects, so ``init.kaiming_normal is init.kaiming_normal_``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,16 @@ __all__ = [
     "xavier_normal_",
     "kaiming_uniform_",
     "kaiming_normal_",
+    # Lucid 2.x's names, without the trailing underscore: the same functions
+    "uniform",
+    "normal",
+    "constant",
+    "zeros",
+    "ones",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
 ]
 
 
@@ -181,3 +195,15 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     if fan == 0:
         raise ValueError(f"kaiming_normal_: tensor of shape {fmt(tensor.shape)} has fan 0")
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+
+
+# Lucid 2.x's spellings (no trailing underscore): aliases, not copies
+uniform = uniform_
+normal = normal_
+constant = constant_
+zeros = zeros_
+ones = ones_
+xavier_uniform = xavier_uniform_
+xavier_normal = xavier_normal_
+kaiming_uniform = kaiming_uniform_
+kaiming_normal = kaiming_normal_

@@ -8,6 +8,7 @@ the classes (``FUNCTIONS``) become this package's names (``lucid.ops.exp``, re-e
 from lucid.ops import (  # noqa: F401  (each import registers a family)
     activation,
     conv,
+    counting,
     decomp,
     device,
     elementwise,
@@ -18,6 +19,7 @@ from lucid.ops import (  # noqa: F401  (each import registers a family)
     shape,
 )
 from lucid.ops.base import FUNCTIONS, REGISTRY, Op, apply, public
+from lucid.ops import inplace  # noqa: F401,E402  (x.add_(), x.zero_(), ...: in-place methods)
 from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
 from lucid.ops import graph_xp  # noqa: F401,E402  (backward rules on Lucid ops: create_graph)
 

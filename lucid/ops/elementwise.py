@@ -1,4 +1,10 @@
-"""Elementwise operations: unary maths, binary arithmetic, comparisons and logic, casts.
+"""Elementwise operations: unary maths, binary arithmetic, comparisons, logic, bitwise ops,
+casts.
+
+The operators ``& | ^ ~`` are the bitwise ops (NumPy's and PyTorch's meaning): bit by bit on
+integer tensors, plain logic on Bool tensors; ``logical_and`` & co. treat any nonzero value as
+True and always give Bools.  ``subtract``, ``multiply``, ``divide`` and ``power`` are second
+names (NumPy's and Lucid 2.x's) of ``sub``, ``mul``, ``div`` and ``pow``.
 
 FLOPs convention: one FLOP per output element for the forward pass; the backward count is the
 number of elementwise arithmetic operations its rule performs per element (plus the additions
@@ -11,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lucid.ops.base import Op, apply
+from lucid.ops.base import FUNCTIONS, Op, apply, public
 from lucid.shapes import broadcast_shape
 from lucid.types import as_numeric, to_numeric_type
 
@@ -161,6 +167,23 @@ class Square(Elementwise):
         return (2 * self.x * g,)
 
 
+class Cube(Elementwise):
+    """y = x^3.   dy/dx = 3x^2."""
+
+    name = "cube"
+    method = True
+    fwd_cost = 2  # x * x * x
+    bwd_cost = 3  # 3 * x * x * g
+
+    def forward(self, xp, x):
+        self.x = x
+        return x * x * x
+
+    def backward(self, xp, g):
+        x = self.x
+        return (3 * x * x * g,)
+
+
 class Sin(Elementwise):
     """y = sin x.   dy/dx = cos x."""
 
@@ -305,12 +328,16 @@ class Clip(Elementwise):
     method = True
     bwd_cost = 3
 
+    #: how the bounds are called in messages (Clamp uses PyTorch's names)
+    bounds = ("min_value", "max_value")
+
     def __init__(self, min_value: float | None = None, max_value: float | None = None) -> None:
         lo, hi = min_value, max_value
+        low_name, high_name = self.bounds
         if lo is None and hi is None:
-            raise self.error("give min_value, max_value or both")
+            raise self.error(f"give {low_name}, {high_name} or both")
         if lo is not None and hi is not None and lo > hi:
-            raise self.error(f"min_value {lo} is greater than max_value {hi}")
+            raise self.error(f"{low_name} {lo} is greater than {high_name} {hi}")
         self.lo = lo
         self.hi = hi
 
@@ -326,6 +353,17 @@ class Clip(Elementwise):
         if self.hi is not None:
             keep = keep & (x <= self.hi)
         return (xp.where(keep, g, 0),)
+
+
+class Clamp(Clip):
+    """PyTorch's spelling of :func:`clip`: y = min(max(x, min), max) (either bound may be
+    None).   dy/dx = 1 inside [min, max], 0 where x was clamped."""
+
+    name = "clamp"
+    bounds = ("min", "max")
+
+    def __init__(self, min: float | None = None, max: float | None = None) -> None:  # noqa: A002
+        super().__init__(min, max)
 
 
 class _Piecewise(Elementwise):
@@ -710,29 +748,87 @@ class LogicalAnd(Predicate):
     """a and b, elementwise."""
 
     name = "logical_and"
-    operator = "&"
 
 
 class LogicalOr(Predicate):
     """a or b, elementwise."""
 
     name = "logical_or"
-    operator = "|"
 
 
 class LogicalXor(Predicate):
     """a xor b, elementwise."""
 
     name = "logical_xor"
-    operator = "^"
 
 
 class LogicalNot(Predicate):
     """not x, elementwise."""
 
     name = "logical_not"
+    inputs = ("x",)
+
+
+class Bitwise(Predicate):
+    """Bitwise logic on integer tensors (two's complement, as NumPy), which is plain logic on
+    Bool tensors: ``a & b`` on Int64 is the bitwise and (6 & 3 = 2), on Bool the logical and.
+    This is what the operators ``& | ^ ~`` compute, as in NumPy and PyTorch; float tensors
+    have no bits to combine (a TypeError: compare them first, or use lucid.logical_and).
+    The result has the inputs' (promoted) dtype; no gradient.
+    """
+
+    fn = ""
+
+    def forward(self, xp, *xs):
+        for x in xs:
+            kind = to_numeric_type(x.dtype)
+            if kind.is_floating_point or kind.is_complex:
+                shapes = " and ".join(
+                    f"{to_numeric_type(a.dtype).name} {tuple(a.shape)}" for a in xs)
+                raise self.error(
+                    f"needs integer or Bool tensors, got {shapes}. Floats have no bits to "
+                    "combine: cast with .astype(lucid.Int64), or for a logical test use "
+                    "lucid.logical_and / logical_or / logical_xor / logical_not (or compare "
+                    "first: (a > 0) & (b > 0)).",
+                    TypeError,
+                )
+        if len(xs) == 2 and xs[0].shape != xs[1].shape:
+            broadcast_shape(self.name, tuple(xs[0].shape), tuple(xs[1].shape))
+        return getattr(xp, self.fn)(*xs)
+
+
+class BitwiseAnd(Bitwise):
+    """a & b: bitwise and of integers (6 & 3 = 2); logical and of Bools."""
+
+    name = "bitwise_and"
+    operator = "&"
+    fn = "bitwise_and"
+
+
+class BitwiseOr(Bitwise):
+    """a | b: bitwise or of integers (6 | 3 = 7); logical or of Bools."""
+
+    name = "bitwise_or"
+    operator = "|"
+    fn = "bitwise_or"
+
+
+class BitwiseXor(Bitwise):
+    """a ^ b: bitwise exclusive or of integers (6 ^ 3 = 5); logical xor of Bools."""
+
+    name = "bitwise_xor"
+    operator = "^"
+    fn = "bitwise_xor"
+
+
+class BitwiseNot(Bitwise):
+    """~x: every bit flipped (two's complement: ~x = -x - 1 for signed integers, 255 - x for
+    uint8); logical not of Bools."""
+
+    name = "bitwise_not"
     operator = "~x"
     inputs = ("x",)
+    fn = "bitwise_invert"
 
 
 class IsNan(Predicate):
@@ -747,3 +843,12 @@ class IsInf(Predicate):
 
     name = "isinf"
     inputs = ("x",)
+
+
+# --------------------------------------------------------------------------------------------
+# second names: NumPy's and Lucid 2.x's spellings of the arithmetic functions.  Each is the
+# same function object as the short name (lucid.multiply is lucid.mul), so both behave alike.
+
+for _alias, _short in (("subtract", "sub"), ("multiply", "mul"), ("divide", "div"),
+                       ("power", "pow")):
+    public(FUNCTIONS[_short], name=_alias)

@@ -417,9 +417,17 @@ class Outer(Op):
 # einsum
 
 
+_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
 def _letters(text: str) -> bool:
     """True when ``text`` is ASCII letters only (the empty string counts)."""
     return all(c.isascii() and c.isalpha() for c in text)
+
+
+def _unique(term: str) -> str:
+    """``term``'s letters, each once, in order of first appearance ("iij" -> "ij")."""
+    return "".join(dict.fromkeys(term))
 
 
 class Einsum(Op):
@@ -428,19 +436,27 @@ class Einsum(Op):
     dL/dx_i = einsum(output, other operands' subscripts -> subscripts of x_i) applied to
     (g, the other operands): the same contraction with g standing in for x_i.
 
-    A letter that appears only in x_i (summed away within x_i alone) does not occur in that
+    Every pattern NumPy's einsum takes:
+
+    * explicit (``"ij,jk->ik"``) and implicit (``"ij,jk"``: the output is the letters used
+      once, in alphabetical order -- ASCII, so capitals first -- as in NumPy);
+    * a letter repeated within one operand takes a diagonal: ``"ii->i"`` is the diagonal,
+      ``"ii->"`` (or ``"ii"``) the trace, ``"bii->bi"`` a batch of diagonals.  y depends on
+      x only through that diagonal, so the gradient is g scattered onto it (zeros elsewhere);
+    * ``...`` (ellipsis) stands for the axes no letter names, broadcast across operands
+      (``"...ij,...jk->...ik"``); with no ``->`` they lead the output;
+    * an axis of size 1 broadcasts against the same letter's size elsewhere (as NumPy); its
+      gradient is summed back down.
+
+    A letter that appears only in x_i (summed away within x_i alone) does not occur in the
     backward einsum; y depends on x_i only through the sum over it, so the gradient is
     constant along that axis and is broadcast back.
 
-    Supported: explicit (``"ij,jk->ik"``) and implicit (``"ij,jk"``: the output is the letters
-    used once, in alphabetical order, as in NumPy) subscripts, any number of operands.  Not
-    supported (NotImplementedError naming the subscripts): ``...`` (ellipsis) and a letter
-    repeated within one operand (``"ii->i"``, a diagonal).  Each letter must have one size in
-    every operand (no broadcasting of size-1 axes).
-
     FLOPs: the naive loop nest visits every point of the index space (the product of all the
-    letters' sizes) and does one multiply-accumulate per extra operand there, so
-    max(1, n - 1) · space; each backward einsum is counted the same way over its own letters.
+    letters' sizes, each letter once) and does one multiply-accumulate per extra operand
+    there, so max(1, n - 1) · space; each backward einsum is counted the same way over its
+    own letters, and scattering onto a diagonal costs one multiply per element of x_i for
+    each repeat of a letter.
     """
 
     name = "einsum"
@@ -463,27 +479,38 @@ class Einsum(Op):
         self.subscripts = subscripts
 
     def parse(self, shapes: list[tuple[int, ...]]) -> None:
-        """Check the subscripts against the operands; set ``terms``, ``out`` and ``sizes``."""
+        """Check the subscripts against the operands; set ``terms`` (one string of letters per
+        operand, the ellipsis spelled out in spare letters), ``out`` and ``sizes``."""
         text = self.subscripts.replace(" ", "")
         quoted = repr(self.subscripts)
-        if "." in text:
-            raise self.error(
-                f"{quoted}: '...' (ellipsis) is not supported; write one letter per axis",
-                NotImplementedError,
-            )
         lhs, arrow, out = text.partition("->")
         terms = lhs.split(",")
-        if not all(_letters(t) for t in terms) or not _letters(out):
-            raise self.error(
-                f"{quoted}: subscripts are letters a-z, A-Z, one per axis, with ',' between "
-                "operands and an optional '->output'",
-                ValueError,
-            )
+        for t in (*terms, out):
+            if not _letters(t.replace("...", "", 1)):
+                raise self.error(
+                    f"{quoted}: subscripts are letters a-z, A-Z, one per axis, and at most one "
+                    "'...' per operand, with ',' between operands and an optional '->output'",
+                    ValueError,
+                )
         if len(terms) != len(shapes):
             raise self.error(
                 f"{quoted} names {len(terms)} operand(s) but {len(shapes)} were given",
                 ValueError,
             )
+        # the ellipsis: the axes of each operand its letters leave over, right-aligned
+        spare = [c for c in _ALPHABET if c not in text]
+        widths = []
+        for i, (term, shape) in enumerate(zip(terms, shapes)):
+            named = len(term.replace("...", ""))
+            if "..." in term and len(shape) < named:
+                raise self.error(
+                    f"{quoted}: operand {i} has shape {fmt(shape)} ({len(shape)} axes) but its "
+                    f"subscripts {term!r} name {named} besides '...'",
+                    ValueError,
+                )
+            widths.append(len(shape) - named if "..." in term else 0)
+        ell = "".join(spare[:max(widths, default=0)])
+        terms = [t.replace("...", ell[len(ell) - w:]) for t, w in zip(terms, widths)]
         sizes: dict[str, int] = {}
         for i, (term, shape) in enumerate(zip(terms, shapes)):
             if len(term) != len(shape):
@@ -492,26 +519,39 @@ class Einsum(Op):
                     f"subscripts {term!r} name {len(term)}",
                     ValueError,
                 )
-            repeated = sorted({c for c in term if term.count(c) > 1})
-            if repeated:
-                raise self.error(
-                    f"{quoted}: operand {i} repeats the letter {repeated[0]!r} (a diagonal), "
-                    "which is not supported. Take the diagonal first, or multiply by an "
-                    "identity matrix.",
-                    NotImplementedError,
-                )
-            for c, s in zip(term, shape):
-                if sizes.setdefault(c, s) != s:
-                    first = next(j for j, t in enumerate(terms) if c in t)
+            own: dict[str, int] = {}
+            for c, n in zip(term, shape):
+                if own.setdefault(c, n) != n:
                     raise self.error(
-                        f"{quoted}: letter {c!r} has size {sizes[c]} in operand {first} but "
-                        f"{s} in operand {i} (shapes "
-                        f"{', '.join(fmt(sh) for sh in shapes)}); a letter names one size",
+                        f"{quoted}: operand {i} (shape {fmt(shape)}) repeats the letter {c!r} "
+                        f"on axes of sizes {own[c]} and {n}; a repeated letter takes a "
+                        "diagonal, which needs equal sizes",
                         ValueError,
                     )
+            for c, n in own.items():
+                have = sizes.setdefault(c, n)
+                if have != n and 1 not in (have, n):
+                    first = next(j for j, t in enumerate(terms) if c in t)
+                    raise self.error(
+                        f"{quoted}: letter {c!r} has size {have} in operand {first} but "
+                        f"{n} in operand {i} (shapes "
+                        f"{', '.join(fmt(sh) for sh in shapes)}); a letter names one size "
+                        "(or 1, which broadcasts)",
+                        ValueError,
+                    )
+                sizes[c] = max(have, n)
         if not arrow:
             letters = "".join(terms)
-            out = "".join(sorted(c for c in sizes if letters.count(c) == 1))
+            out = ell + "".join(
+                sorted(c for c in sizes if letters.count(c) == 1 and c not in ell))
+        elif "..." in out:
+            out = out.replace("...", ell)
+        elif ell:
+            raise self.error(
+                f"{quoted}: '...' stands for {len(ell)} axis(es) here, but the output names "
+                "no '...'; write '...' in the output to keep them (or sum them first)",
+                ValueError,
+            )
         for c in out:
             if c not in sizes:
                 raise self.error(
@@ -529,28 +569,56 @@ class Einsum(Op):
         return xp.einsum(f"{','.join(self.terms)}->{self.out}", *xs)
 
     def backward(self, xp, g):
-        grads = []
-        for i, x in enumerate(self.xs):
-            if not self.needs[i]:
-                grads.append(None)
-                continue
-            others = [j for j in range(len(self.xs)) if j != i]
-            have = set(self.out).union(*[self.terms[j] for j in others])
-            term = self.terms[i]
-            keep = "".join(c for c in term if c in have)
-            # the contraction with g in x_i's place (a 0-d g has no subscripts: scale after)
-            terms = [self.out] if self.out else []
-            arrays = [g] if self.out else []
-            terms += [self.terms[j] for j in others]
-            arrays += [self.xs[j] for j in others]
-            r = xp.einsum(f"{','.join(terms)}->{keep}", *arrays) if arrays else g
-            if not self.out and arrays:
-                r = r * g
-            if keep != term:  # letters summed within x_i alone: constant along them
-                r = r.reshape(tuple(self.sizes[c] if c in have else 1 for c in term))
-                r = xp.broadcast_to(r, tuple(x.shape))
-            grads.append(r)
-        return tuple(grads)
+        return tuple(self._grad(xp, g, i) if need else None for i, need in enumerate(self.needs))
+
+    def _grad(self, xp, g, i):
+        """dL/dx_i: the contraction with g in x_i's place over x_i's distinct letters, then
+        broadcast axes summed down and repeated letters scattered onto their diagonal."""
+        x, term = self.xs[i], self.terms[i]
+        letters = _unique(term)
+        others = [j for j in range(len(self.xs)) if j != i]
+        have = set(self.out).union(*[self.terms[j] for j in others])
+        keep = "".join(c for c in letters if c in have)
+        # the contraction with g in x_i's place (a 0-d g has no subscripts: scale after)
+        terms = [self.out] if self.out else []
+        arrays = [g] if self.out else []
+        terms += [self.terms[j] for j in others]
+        arrays += [self.xs[j] for j in others]
+        r = xp.einsum(f"{','.join(terms)}->{keep}", *arrays) if arrays else g
+        if not self.out and arrays:
+            r = r * g
+        # letters summed within x_i alone (or broadcast from size 1 elsewhere): constant
+        # along them, so broadcast to the full size of every letter
+        r = r.reshape(tuple(r.shape[keep.index(c)] if c in keep else 1 for c in letters))
+        r = xp.broadcast_to(r, tuple(self.sizes[c] for c in letters))
+        # axes of size 1 in x_i that broadcast against a larger size: sum the copies
+        own = {c: n for c, n in zip(term, x.shape)}
+        stretched = tuple(k for k, c in enumerate(letters) if own[c] != self.sizes[c])
+        if stretched:
+            r = xp.sum(r, axis=stretched, keepdims=True)
+        if letters != term:  # repeated letters: g lives on their diagonal, zeros elsewhere
+            r = self._scatter_diagonal(xp, r, term, tuple(x.shape))
+        return r
+
+    @staticmethod
+    def _scatter_diagonal(xp, r, term, shape):
+        """``r`` (one axis per distinct letter of ``term``) placed on the diagonal of an array
+        of ``shape``: out[.., a, .., b, ..] = r[.., a, ..] where the axes of a repeated letter
+        agree (a == b), else 0."""
+        first = {}
+        for k, c in enumerate(term):
+            first.setdefault(c, k)
+        # one axis per letter where it first appears, size-1 axes at its repeats
+        r = r.reshape(tuple(n if first[c] == k else 1 for k, (c, n) in
+                            enumerate(zip(term, shape))))
+        r = xp.broadcast_to(r, shape)
+        for k, c in enumerate(term):
+            if first[c] != k:  # keep the entries where this axis equals the first one
+                p, n = first[c], shape[k]
+                eye = xp.eye(n, dtype=r.dtype).reshape(
+                    tuple(n if d in (p, k) else 1 for d in range(len(shape))))
+                r = r * eye
+        return r
 
     def _space(self, letters: set[str]) -> int:
         return numel(tuple(self.sizes[c] for c in sorted(letters)))
@@ -565,6 +633,8 @@ class Einsum(Op):
                 letters = set(self.out).union(
                     *[t for j, t in enumerate(self.terms) if j != i])
                 total += max(1, len(xs) - 1) * self._space(letters)
+                repeats = len(self.terms[i]) - len(_unique(self.terms[i]))
+                total += repeats * xs[i].size  # the scatter: one mask multiply per repeat
         return total
 
 

@@ -1,5 +1,5 @@
-"""Reductions (sum, mean, var, logsumexp, max, min, argmax, argmin, any, all) and scans
-(cumsum, cumprod).
+"""Reductions (sum, mean, var, std, prod, the vector norm ``x.norm()``, logsumexp, max, min,
+argmax, argmin, any, all) and scans (cumsum, cumprod).
 
 ``axis`` is an int, a tuple of ints or None (every axis), as in NumPy; argmax/argmin take an
 int or None.  An axis out of range raises IndexError naming the op.  ``keepdims=True`` keeps
@@ -27,8 +27,9 @@ import typing
 import numpy as np
 
 from lucid.backends import backend_for
-from lucid.ops.base import Op, numel
+from lucid.ops.base import Op, apply, numel, public
 from lucid.shapes import fmt, normalize_axes, normalize_axis
+from lucid.types import to_numeric_type
 
 # NB: this module defines functions called sum, max, min, any and all (NumPy's names), which
 # shadow Python's builtins everywhere below -- including inside the classes, because methods
@@ -130,15 +131,19 @@ class Var(Reduce):
     dy/dx_i = 2 (x_i - mu) / (n - ddof)   (the terms through mu sum to zero: sum (x - mu) = 0).
 
     ``ddof=0`` (NumPy's default) is the population variance, ``ddof=1`` the unbiased sample
-    variance.  Forward keeps the centred values ``d = x - mu``, which is all backward needs.
+    variance.  PyTorch's spellings are accepted too: ``correction=1`` is ``ddof=1``, and
+    ``unbiased=True`` / ``False`` is ``ddof=1`` / ``0`` -- but the default stays NumPy's
+    ``ddof=0`` (PyTorch's is 1: pass ``correction=1`` to get its numbers).
+    Forward keeps the centred values ``d = x - mu``, which is all backward needs.
     """
 
     name = "var"
     saves_inputs = False  # backward reads the saved centred values, not x
 
-    def __init__(self, axis: typing.Any = None, keepdims: bool = False, ddof: int = 0) -> None:
+    def __init__(self, axis: typing.Any = None, keepdims: bool = False, ddof: int = 0, *,
+                 correction: int | None = None, unbiased: bool | None = None) -> None:
         super().__init__(axis, keepdims)
-        self.ddof = ddof
+        self.ddof = _ddof(self, ddof, correction, unbiased)
 
     def forward(self, xp, x):
         self.setup(x)
@@ -164,6 +169,189 @@ class Var(Reduce):
 
     def backward_flops(self, out, x):
         return x.size + out.size  # g * 2/(n - ddof) per output, times d per input
+
+
+def _ddof(op: Op, ddof: typing.Any, correction: typing.Any, unbiased: typing.Any) -> int:
+    """One ddof from NumPy's ``ddof`` and PyTorch's ``correction`` / ``unbiased``."""
+    given = []
+    if correction is not None:
+        given.append(("correction", correction, correction))
+    if unbiased is not None:
+        given.append(("unbiased", unbiased, 1 if unbiased else 0))
+    if ddof != 0:
+        given.append(("ddof", ddof, ddof))
+    if len(given) > 1:
+        names = " and ".join(f"{n}={v!r}" for n, v, _ in given)
+        raise op.error(f"{names} both set the degrees-of-freedom correction; give one of them",
+                       TypeError)
+    value = given[0][2] if given else 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise op.error(f"ddof/correction must be an int >= 0, got {value!r}", TypeError)
+    return int(value)
+
+
+class Std(Var):
+    """y = sqrt(var(x)) = sqrt(sum (x - mu)^2 / (n - ddof)), the standard deviation.
+    dy/dx_i = (x_i - mu) / ((n - ddof) y)   (the chain rule through sqrt: dvar / (2 y)).
+
+    ``ddof``, ``correction`` and ``unbiased`` as in :func:`var` (default ddof=0, NumPy's;
+    PyTorch's default is 1).  Where y = 0 (all values equal) the gradient is 0/0 = NaN, as in
+    PyTorch.
+    """
+
+    name = "std"
+    saves_output = True
+
+    def forward(self, xp, x):
+        self.y = xp.sqrt(super().forward(xp, x))
+        return self.y
+
+    def backward(self, xp, g):
+        return super().backward(xp, g / (2 * self.y))
+
+    def forward_flops(self, out, x):
+        return super().forward_flops(out, x) + out.size  # the square root
+
+    def backward_flops(self, out, x):
+        return super().backward_flops(out, x) + 2 * out.size  # g / (2 y)
+
+
+class Prod(Reduce):
+    """y = product of x over the axes (1 for no elements).
+    dy/dx_i = product of the other elements = y / x_i where x_i != 0.
+
+    Dividing by zero is wrong, so backward counts the zeros of each product instead:
+    no zero -- dy/dx_i = y / x_i;  one zero, at x_z -- dy/dx_z = product of the others
+    (the nonzero ones), every other dy/dx_i = 0 (each still contains the factor x_z);
+    two or more zeros -- every dy/dx_i = 0.  All three from one product of the nonzero entries
+    and masks, no data-dependent branch.
+    FLOPs: forward one multiply per input element; backward 5 per input element (zero test,
+    product of the nonzero entries, zero count, division, multiply by g).
+    """
+
+    name = "prod"
+    twice_differentiable = False
+    twice_differentiable_why = ("its backward counts the zeros of each product with masks "
+                                "whose own derivative is not the second derivative of prod.")
+
+    def forward(self, xp, x):
+        self.setup(x)
+        self.x = x
+        if self.n == 0:  # the empty product is 1 (MLX reads uninitialised memory here)
+            shape = self.kshape if self.keepdims else tuple(
+                s for i, s in enumerate(self.in_shape) if i not in self.axes)
+            return xp.ones(shape, dtype=x.dtype)
+        return xp.prod(x, axis=self.axes, keepdims=self.keepdims)
+
+    def backward(self, xp, g):
+        x = self.x
+        zero = x == 0
+        safe = xp.where(zero, 1, x)
+        p = xp.prod(safe, axis=self.axes, keepdims=True)  # product of the nonzero entries
+        zeros = xp.sum(zero.astype(x.dtype), axis=self.axes, keepdims=True)
+        d = xp.where(zeros == 0, p / safe, xp.where(xp.logical_and(zero, zeros == 1), p, 0))
+        return (g.reshape(self.kshape) * d,)
+
+    def backward_flops(self, out, x):
+        return 5 * x.size
+
+
+class VectorNorm(Reduce):
+    """y = ||x||_p over the axes, every axis together as one vector (all by default):
+
+    * p > 0:   y = (sum |x_i|^p)^(1/p);  dy/dx_i = sign(x_i) |x_i|^(p-1) / y^(p-1)
+      (p = 2: x_i / y, the Euclidean / Frobenius norm;  p = 1: sign(x_i));
+    * p = inf: y = max |x_i|;  -inf: min |x_i|;  the gradient goes to the extreme entries,
+      ties split evenly (as max/min);
+    * p = 0:   y = the number of nonzero entries (a count: gradient 0).
+
+    Where y = 0 (x is all zeros) the gradient is taken as 0, PyTorch's choice (the norm has
+    no derivative there); for p < 1 the same holds at every x_i = 0.  ``p="fro"`` is p = 2.
+    Float inputs only.  Published as the method ``x.norm(p, axis, keepdims)``.
+    FLOPs: forward 3 per input element (|x|, power, sum) + 1 per output (root); backward
+    5 per input element.
+    """
+
+    name = "pnorm"
+    saves_output = True
+    function = None  # the method x.norm() publishes it (lucid.linalg has the matrix norms)
+
+    def __init__(self, p: typing.Any = 2, axis: typing.Any = None,
+                 keepdims: bool = False) -> None:
+        super().__init__(axis, keepdims)
+        if p == "fro":
+            p = 2
+        if isinstance(p, (str, bool)) or not isinstance(p, (int, float, np.number)) or (
+                p < 0 and p != -math.inf) or math.isnan(p):
+            raise self.error(
+                f"p must be a number >= 0, inf, -inf or 'fro', got {p!r} (matrix norms such "
+                "as 'nuc' or the spectral norm belong to lucid.linalg.norm)",
+                ValueError,
+            )
+        self.p = float(p)
+
+    def forward(self, xp, x):
+        kind = to_numeric_type(x.dtype)
+        if not (kind.is_floating_point or kind.is_complex):
+            raise self.error(
+                f"needs a floating-point tensor, got {kind.name} {fmt(tuple(x.shape))}; "
+                "cast first: x.astype(lucid.Float64).norm()",
+                TypeError,
+            )
+        self.setup(x)
+        self.x = x
+        a, p = xp.abs(x), self.p
+        total = backend_for(xp).sum  # (MLX's: in blocks, and right on empty inputs)
+        if p == math.inf or p == -math.inf:
+            self.check_nonempty()
+            y = (xp.max if p > 0 else xp.min)(a, axis=self.axes, keepdims=True)
+        elif p == 0:
+            y = total((a != 0).astype(x.dtype), self.axes, True)
+        elif p == 1:
+            y = total(a, self.axes, True)
+        elif p == 2:
+            y = xp.sqrt(total(a * a, self.axes, True))
+        else:
+            y = total(a**p, self.axes, True) ** (1 / p)
+        self.y = y  # keepdims shape, for backward
+        return y if self.keepdims else y.reshape(
+            tuple(s for i, s in enumerate(self.in_shape) if i not in self.axes))
+
+    def backward(self, xp, g):
+        x, y, p = self.x, self.y, self.p
+        g = g.reshape(self.kshape)
+        if p == 0:
+            return (xp.zeros_like(x),)
+        a = xp.abs(x)
+        if p == math.inf or p == -math.inf:
+            mask = (a == y).astype(x.dtype)
+            count = xp.sum(mask, axis=self.axes, keepdims=True)
+            return (xp.sign(x) * mask * (g / count),)
+        if p == 1:
+            return (xp.sign(x) * g,)
+        safe = xp.where(y == 0, 1, y)
+        if p == 2:
+            d = x / safe
+        else:
+            d = xp.where(a == 0, 0, xp.sign(x) * (a / safe) ** (p - 1))
+        return (xp.where(y == 0, 0, d * g),)
+
+    def forward_flops(self, out, x):
+        return 3 * x.size + out.size
+
+    def backward_flops(self, out, x):
+        return 5 * x.size
+
+
+@public(method=True, function=False)
+def norm(x: typing.Any, p: typing.Any = 2, axis: typing.Any = None,
+         keepdims: bool = False) -> typing.Any:
+    """``x.norm(p=2, axis=None, keepdims=False)``: the vector p-norm of ``x`` over ``axis``
+    (every axis by default, so a matrix gives its Frobenius norm), as PyTorch's
+    ``Tensor.norm``.  ``p`` is a number >= 0, inf, -inf or "fro".  See :class:`VectorNorm`
+    for the formulas and gradients; matrix norms (spectral, nuclear) are lucid.linalg's.
+    """
+    return apply(VectorNorm(p, axis, keepdims), x)
 
 
 class LogSumExp(Reduce):

@@ -753,8 +753,77 @@ class Diagonal(ShapeOp):
         return (xp.transpose(grid, tuple(order.index(d) for d in range(lead + 2))),)
 
 
+class Diag(ShapeOp):
+    """NumPy's ``diag``: a 1-D v becomes the square matrix with v on diagonal k (zeros
+    elsewhere): y[i, i + k] = v[i] (k < 0: below the main diagonal), of size n + |k|.
+    dL/dv = the diagonal k of g.
+
+    A 2-D input gives its diagonal k instead (the op :class:`Diagonal`), so ``diag(diag(v))``
+    is v, as in NumPy.
+    """
+
+    name = "diag"
+
+    def __init__(self, k: int = 0) -> None:
+        self.k = _int("diag", k, "k")
+
+    @classmethod
+    def call(cls, x: Any, k: int = 0) -> Tensor:
+        x = _tensor(x)
+        k = _int("diag", k, "k")
+        if x.ndim == 2:
+            return apply(Diagonal(k), x)
+        return apply(cls(k), x)
+
+    def forward(self, xp, x):
+        if x.ndim != 1:
+            raise self.error(
+                f"input {fmt(tuple(x.shape))} is {x.ndim}-D; diag takes a 1-D vector (to build "
+                "a diagonal matrix) or a 2-D matrix (to read its diagonal). For stacks of "
+                "matrices use lucid.diagonal(x, offset, axis1, axis2)."
+            )
+        return xp.diag(x, self.k)
+
+    def backward(self, xp, g):
+        return (xp.diagonal(g, self.k),)
+
+
 # --------------------------------------------------------------------------------------------
 # functions built from the ops above (no class of their own)
+
+
+@public
+def meshgrid(*tensors: Any, indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D coordinate vectors (NumPy's ``meshgrid``).
+
+    For inputs of lengths n_0, ..., n_{k-1}, output i holds input i's values repeated along
+    every other axis.  ``indexing="xy"`` (NumPy's default, Cartesian) gives the outputs shape
+    (n_1, n_0, n_2, ...) -- x varies along columns, as on a picture; ``indexing="ij"``
+    (matrix indexing, PyTorch's ``torch.meshgrid`` default to be) gives (n_0, n_1, ...).
+    Inputs of more dimensions are flattened first, as NumPy does; ``meshgrid([a, b])`` is
+    accepted too.  Each output is a broadcast view of its input, so its gradient is summed
+    back onto the input (differentiable).
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        return ()
+    ts = [_tensor(t) for t in tensors]
+    ts = [t if t.ndim == 1 else apply(Reshape((-1,)), t) for t in ts]
+    sizes = [t.shape[0] for t in ts]
+    axes = list(range(len(ts)))
+    if indexing == "xy" and len(ts) > 1:
+        axes[0], axes[1] = 1, 0  # x along axis 1 (columns), y along axis 0 (rows)
+    shape = [0] * len(ts)
+    for i, ax in enumerate(axes):
+        shape[ax] = sizes[i]
+    out = []
+    for t, ax in zip(ts, axes):
+        along = tuple(-1 if d == ax else 1 for d in range(len(ts)))
+        out.append(apply(BroadcastTo(tuple(shape)), apply(Reshape(along), t)))
+    return tuple(out)
 
 
 @public(method=True)
@@ -820,8 +889,20 @@ def vstack(tensors: Any) -> Tensor:
 
 @public(method=True)
 def split(x: Any, size_or_sections: Any, axis: int = 0) -> tuple[Tensor, ...]:
-    """PyTorch's split: an int is the chunk size (the last chunk may be smaller); a list gives
-    the size of each piece and must add up to the axis length.  Returns a tuple of tensors."""
+    """Cut ``x`` along ``axis`` into pieces; returns a tuple of tensors (views' gradients flow
+    back into their place).
+
+    Lucid follows PyTorch's ``torch.split``:
+
+    * an **int** is the size of each piece: ``split(x, 2)`` on a length-5 axis gives pieces of
+      2, 2 and 1 (the last may be smaller);
+    * a **list** gives the size of every piece: ``split(x, [1, 4])``, adding up to the length.
+
+    NumPy's ``np.split`` reads both differently: an int there is the *number* of equal pieces
+    (``np.split(a, 2)``: two halves, an error when the length does not divide) and a list holds
+    the *indices* where to cut (``np.split(a, [1, 3])``: a[:1], a[1:3], a[3:]).  For NumPy's
+    int meaning use :func:`chunk` (``chunk(x, 2)``); for cut indices, slice.
+    """
     x = _tensor(x)
     if x.ndim == 0:
         raise ValueError("split: cannot split a 0-d tensor (shape ()); it has no axis")

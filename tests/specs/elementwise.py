@@ -28,6 +28,8 @@ UNARY = [
     _unary("abs", np.abs),
     _unary("reciprocal", np.reciprocal, 0.3, 3.0, bwd=3),
     _unary("square", np.square),
+    Spec("cube", lucid.cube, lambda a: a**3, unary(), flops=(FlopsCase((X34,), 24, 36),)),
+    Spec("cube", lambda a: a.cube(), lambda a: a**3, unary(), label="method"),
     _unary("sin", np.sin),
     _unary("cos", np.cos),
     _unary("tan", np.tan, -1.2, 1.2, bwd=3),
@@ -55,6 +57,19 @@ UNARY = [
     ),
     Spec("clip", lambda a: lucid.clip(a, min_value=0.0), lambda a: np.clip(a, 0.0, None),
          unary(), label="lower-only"),
+    # clamp: PyTorch's names for clip's bounds (errors name clamp and its arguments)
+    Spec(
+        "clamp", lambda a: lucid.clamp(a, -1.0, 0.5), lambda a: np.clip(a, -1.0, 0.5), unary(),
+        errors=(
+            ErrorCase(lambda: lucid.clamp(lucid.Tensor(X34), min=1.0, max=-1.0), ValueError,
+                      r"^clamp: min 1.0 is greater than max -1.0$"),
+            ErrorCase(lambda: lucid.clamp(lucid.Tensor(X34)), ValueError,
+                      r"^clamp: give min, max or both$"),
+        ),
+        flops=(FlopsCase((X34,), 12, 36),),
+    ),
+    Spec("clamp", lambda a: a.clamp(max=0.25), lambda a: np.clip(a, None, 0.25), unary(),
+         label="method,upper-only"),
     Spec("astype", lambda a: lucid.astype(a, lucid.Float64), lambda a: a.astype(np.float64),
          unary(), atol=0, rtol=0, flops=(FlopsCase((X34,), 0, 0),)),
     # float32 steps are too coarse for eps=1e-6 finite differences: forward only here
@@ -91,6 +106,11 @@ BINARY = [
     _binary("floordiv", np.floor_divide, binary(low_b=0.5, high_b=2.0), bwd=0),
     _binary("pow", np.power, binary(0.3, 2.0, -2.0, 2.0), bwd=9),  # 5 for dL/da, 4 for dL/db
     _binary("maximum", np.maximum, bwd=7),
+    # NumPy's and Lucid 2.x's names: the very same functions as sub, mul, div, pow
+    Spec("sub", lucid.subtract, np.subtract, binary(), label="subtract"),
+    Spec("mul", lucid.multiply, np.multiply, binary(), label="multiply"),
+    Spec("div", lucid.divide, np.divide, binary(low_b=0.5, high_b=2.0), label="divide"),
+    Spec("pow", lucid.power, np.power, binary(0.3, 2.0, -2.0, 2.0), label="power"),
     _binary("minimum", np.minimum, bwd=7),
 ]
 
@@ -125,4 +145,46 @@ PREDICATES = [
     _predicate("isinf", np.isinf, arity=1),
 ]
 
-SPECS = UNARY + BINARY + PREDICATES
+# -- bitwise: integers bit by bit (as NumPy), Bools logically --------------------------------
+
+_INTS = (
+    (np.array([6, 5, -1, 0, 12], dtype=np.int64), np.array([3, 3, 3, 7, -8], dtype=np.int64)),
+    (np.arange(12, dtype=np.int32).reshape(3, 4), np.array([1, 2, 4, 8], dtype=np.int32)),
+    (np.array([200, 15, 0], dtype=np.uint8), np.array([15, 255, 1], dtype=np.uint8)),
+)
+_BOOLS = tuple((a > 0, b > 0) for a, b in _B)
+
+
+def _bitwise(name, ref, operator, arity=2):
+    fn = getattr(lucid, name)
+    pick = (lambda s: s[:1]) if arity == 1 else (lambda s: s)
+    err_args = (lucid.Tensor(X34),) * arity
+    return [
+        Spec(name, fn, ref, tuple(pick(s) for s in _INTS), grad=False, atol=0, rtol=0,
+             label="ints", flops=(FlopsCase(pick(_INTS[1]), 12, 0),),
+             errors=(ErrorCase(lambda: fn(*err_args), TypeError,
+                               rf"^{name}: needs integer or Bool tensors, got Float64 \(3, 4\)"
+                               r".*use lucid\.logical_and"),)),
+        Spec(name, operator, ref, tuple(pick(s) for s in _INTS), grad=False, atol=0, rtol=0,
+             label="ints,operator"),
+        # on Bool tensors the same operator is the logical one
+        Spec(name, operator, ref, tuple(pick(s) for s in _BOOLS), grad=False, atol=0, rtol=0,
+             label="bools,operator"),
+    ]
+
+
+BITWISE = (
+    _bitwise("bitwise_and", np.bitwise_and, lambda a, b: a & b)
+    + _bitwise("bitwise_or", np.bitwise_or, lambda a, b: a | b)
+    + _bitwise("bitwise_xor", np.bitwise_xor, lambda a, b: a ^ b)
+    + _bitwise("bitwise_not", np.invert, lambda a: ~a, arity=1)
+    + [Spec("bitwise_and", lambda a: a & 3, lambda a: a & 3, (_INTS[0][:1],), grad=False,
+            atol=0, rtol=0, label="int-scalar"),
+       Spec("bitwise_and", lambda a, b: a & b, np.bitwise_and,
+            ((np.array([6, 5]), np.array([3, 3])),), grad=False, label="shapes",
+            errors=(ErrorCase(lambda: lucid.Tensor([1, 2]) & lucid.Tensor([1, 2, 3]),
+                              ValueError, r"^bitwise_and: shapes \(2,\) and \(3,\) cannot be "
+                                          r"broadcast together"),))]
+)
+
+SPECS = UNARY + BINARY + PREDICATES + BITWISE

@@ -175,15 +175,24 @@ EINSUM = [
         "ij,jk->ik", (r(3, 4), r(4, 5, seed=1)), (transposed((4, 3)), r(4, 2, seed=1)),
         flops=(FlopsCase((r(3, 4), r(4, 5, seed=1)), 60, 120),),
         errors=(
-            ErrorCase(lambda: lucid.einsum("ii->i", _t(r(3, 3))), NotImplementedError,
-                      r"^einsum: 'ii->i': operand 0 repeats the letter 'i' \(a diagonal\), "
-                      r"which is not supported"),
-            ErrorCase(lambda: lucid.einsum("...ij,jk", _t(r(2, 3)), _t(r(3, 4))),
-                      NotImplementedError, r"^einsum: '...ij,jk': '...' \(ellipsis\) is not "
-                                           r"supported"),
+            ErrorCase(lambda: lucid.einsum("ii->i", _t(r(3, 4))), ValueError,
+                      r"^einsum: 'ii->i': operand 0 \(shape \(3,4\)\) repeats the letter 'i' "
+                      r"on axes of sizes 3 and 4; a repeated letter takes a diagonal, which "
+                      r"needs equal sizes$"),
+            ErrorCase(lambda: lucid.einsum("...i->i", _t(r(2, 3))), ValueError,
+                      r"^einsum: '...i->i': '...' stands for 1 axis\(es\) here, but the output "
+                      r"names no '...'"),
+            ErrorCase(lambda: lucid.einsum("...ijk", _t(r(2, 3))), ValueError,
+                      r"^einsum: '...ijk': operand 0 has shape \(2,3\) \(2 axes\) but its "
+                      r"subscripts '...ijk' name 3 besides '...'$"),
+            ErrorCase(lambda: lucid.einsum("....i", _t(r(2, 3))), ValueError,
+                      r"^einsum: '....i': subscripts are letters"),
+            ErrorCase(lambda: lucid.einsum("ij->ii", _t(r(2, 3))), ValueError,
+                      r"^einsum: 'ij->ii': output repeats the letter 'i'$"),
             ErrorCase(lambda: lucid.einsum("ij,jk->ik", _t(r(2, 3)), _t(r(4, 5))), ValueError,
                       r"^einsum: 'ij,jk->ik': letter 'j' has size 3 in operand 0 but 4 in "
-                      r"operand 1 \(shapes \(2,3\), \(4,5\)\)"),
+                      r"operand 1 \(shapes \(2,3\), \(4,5\)\); a letter names one size "
+                      r"\(or 1, which broadcasts\)$"),
             ErrorCase(lambda: lucid.einsum("ij,jk->ik", _t(r(2, 3))), ValueError,
                       r"^einsum: 'ij,jk->ik' names 2 operand\(s\) but 1 were given"),
             ErrorCase(lambda: lucid.einsum("ijk->i", _t(r(2, 3))), ValueError,
@@ -213,6 +222,28 @@ EINSUM = [
         # index space 2·3·4·5 = 120, two MACs per point; each gradient einsum spans all letters
         flops=(FlopsCase((r(2, 3), r(3, 4, seed=1), r(4, 5, seed=2)), 240, 3 * 240),),
     ),
+    # a letter repeated within one operand takes a diagonal; its gradient is g scattered onto
+    # that diagonal (zeros elsewhere)
+    # FLOPs: 3 diagonal entries forward; backward 1 (g itself) + 9 (the diagonal mask)
+    _einsum("ii->", (r(3, 3),), (transposed((3, 3)),), flops=(FlopsCase((r(3, 3),), 3, 10),)),
+    _einsum("ii", (r(4, 4),)),  # implicit: the trace
+    _einsum("ii->i", (r(3, 3),)),
+    _einsum("bii->bi", (r(2, 3, 3),)),
+    _einsum("iij->j", (r(3, 3, 4),)),
+    _einsum("iji->j", (r(3, 4, 3),)),
+    _einsum("iii->i", (r(2, 2, 2),)),
+    _einsum("ii,ij->j", (r(3, 3), r(3, 4, seed=1))),
+    _einsum("bii,bj->bij", (r(2, 3, 3), r(2, 4, seed=1))),
+    # ellipsis: the unnamed axes, broadcast across operands (leading the implicit output)
+    _einsum("...ij,...jk->...ik", (r(2, 3, 4), r(4, 5, seed=1)), (r(3, 4), r(2, 4, 5, seed=1))),
+    _einsum("...ij,...jk", (r(2, 1, 3, 4), r(5, 4, 2, seed=1))),
+    _einsum("i...->...", (r(3, 2, 2),)),
+    _einsum("...ii->...i", (r(2, 3, 3),)),
+    _einsum("...", (r(2, 3),)),
+    _einsum("b...,b->...", (r(2, 3, 4), r(2, seed=1))),
+    # an axis of size 1 broadcasts against the letter's size elsewhere (as NumPy)
+    _einsum("ij,ij->ij", (r(1, 3), r(2, 3, seed=1))),
+    _einsum("i,i", (r(3), r(1, seed=1))),
 ]
 
 # -- trace ----------------------------------------------------------------------------------

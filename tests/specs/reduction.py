@@ -96,6 +96,94 @@ VAR = _rows(
 ) + _rows("var", np.var, {"axis=0": (4 * 12 + 8, 12 + 4)}, extra_kw={"ddof": 1},
           variants=[v for v in VARIANTS if v[2] is not _ALL_SHAPES], label_prefix="ddof=1,")
 
+_NOT_SCALAR = [("", {}, ND1)] + [v for v in VARIANTS if v[2] is not _ALL_SHAPES]
+# std: a single element has std 0, where the gradient is 0/0 (NaN, as PyTorch): no () samples
+STD = _rows(
+    "std", np.std, {"": (51, 15), "axis=-1": (57, 21)}, variants=_NOT_SCALAR,
+    errors=(
+        ErrorCase(lambda: lucid.std(_t(X34), ddof=1, unbiased=True), TypeError,
+                  r"^std: unbiased=True and ddof=1 both set the degrees-of-freedom correction; "
+                  r"give one of them$"),
+        ErrorCase(lambda: lucid.std(_t(X34), correction=-1), TypeError,
+                  r"^std: ddof/correction must be an int >= 0, got -1$"),
+        ErrorCase(lambda: lucid.std(_t(rand((3, 1))), axis=1, correction=1), ValueError,
+                  r"^std: input \(3,1\) has 1 element\(s\) along axis 1, which leaves no "
+                  r"degrees of freedom"),
+    ),
+) + _rows("std", np.std, {}, extra_kw={"ddof": 1}, variants=_NOT_SCALAR[:3],
+          label_prefix="ddof=1,") + [
+    # PyTorch's spellings of ddof
+    Spec("std", lambda a: a.std(axis=0, correction=1), lambda a: a.std(axis=0, ddof=1), ND2,
+         label="correction=1"),
+    Spec("std", lambda a: a.std(unbiased=True), lambda a: a.std(ddof=1), ND2,
+         label="unbiased=True"),
+    Spec("var", lambda a: a.var(axis=-1, correction=1), lambda a: a.var(axis=-1, ddof=1), ND2,
+         label="correction=1"),
+    Spec("var", lambda a: lucid.var(a, unbiased=False), np.var, ND2, label="unbiased=False"),
+]
+
+_PROD_ZEROS = np.array([
+    [1.5, 0.0, 2.0, -1.0],   # one zero
+    [0.0, 0.0, 1.2, 3.0],    # two zeros
+    [0.8, 1.1, -1.3, 0.7],   # none
+])
+PROD = _rows("prod", np.prod, {"": (12, 60), "axis=0": (12, 60)}) + [
+    # zeros: no division by zero in backward; the products of the others are exact
+    Spec("prod", lambda a: lucid.prod(a, axis=1), lambda a: np.prod(a, axis=1),
+         ((_PROD_ZEROS,),), label="zeros,axis=1"),
+    Spec("prod", lambda a: a.prod(axis=0), lambda a: np.prod(a, axis=0),
+         ((_PROD_ZEROS,), (np.zeros((3, 2)),)), label="zeros,axis=0,method"),
+    Spec("prod", lucid.prod, np.prod, ((_PROD_ZEROS[:1],), (_EMPTY,)), label="zeros,all"),
+    Spec("prod", lucid.prod, np.prod, ((np.arange(1, 7).reshape(2, 3),),), grad=False,
+         label="ints", atol=0, rtol=0),
+]
+
+
+def _norm_ref(a, p=2, axis=None, keepdims=False):
+    p = 2 if p == "fro" else p
+    a = np.abs(a)
+    kw = {"axis": axis, "keepdims": keepdims}
+    if p == np.inf:
+        return a.max(**kw)
+    if p == -np.inf:
+        return a.min(**kw)
+    if p == 0:
+        return (a != 0).sum(**kw).astype(a.dtype)
+    return (a**p).sum(**kw) ** (1 / p)
+
+
+def _norm(label, samples, flops=None, errors=(), **kw):
+    return Spec("pnorm", lambda a: a.norm(**kw), lambda a: _norm_ref(a, **kw), samples,
+                label=label, flops=flops or (), errors=errors)
+
+
+_ZERO_ROWS = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+NORM = [
+    _norm("p=2", unary(), flops=(FlopsCase((X34,), 37, 60),),
+          errors=(
+              ErrorCase(lambda: _t(X34).norm("nuc"), ValueError,
+                        r"^pnorm: p must be a number >= 0, inf, -inf or 'fro', got 'nuc' "
+                        r"\(matrix norms .* lucid\.linalg\.norm\)$"),
+              ErrorCase(lambda: _t(X34).norm(-1), ValueError, r"^pnorm: p must be a number"),
+              ErrorCase(lambda: _t(np.arange(3)).norm(), TypeError,
+                        r"^pnorm: needs a floating-point tensor, got Int64 \(3,\); cast first"),
+              ErrorCase(lambda: _t(_EMPTY).norm(np.inf, axis=0), ValueError,
+                        r"^pnorm: input \(0,3\) has no elements along axis 0"),
+          )),
+    _norm("p=2,axis=1", ND2, p=2, axis=1),
+    _norm("fro,axis=(0,-1),keepdims", ND2, p="fro", axis=(0, -1), keepdims=True),
+    _norm("p=1,axis=0", ND1, p=1, axis=0),
+    _norm("p=inf", unary(), p=np.inf),
+    _norm("p=-inf,axis=-1", ND1, p=-np.inf, axis=-1),
+    _norm("p=3,axis=0", ND1, p=3, axis=0),
+    _norm("p=0.5", ND1, p=0.5),
+    _norm("p=0", ND1, p=0),
+    # an all-zero row: the norm has no derivative there, the gradient is taken as 0
+    _norm("zero-row,p=2,axis=1", ((_ZERO_ROWS,),), p=2, axis=1),
+    _norm("zero-row,p=3,axis=1", ((_ZERO_ROWS,),), p=3, axis=1),
+    _norm("empty", ((_EMPTY,),)),
+]
+
 
 def _logsumexp(a, axis=None, keepdims=False):
     """log sum exp in float64, shifted by the maximum (NumPy has no logsumexp of its own)."""
@@ -242,5 +330,5 @@ METHODS = [
          label="method", atol=0, rtol=0),
 ]
 
-SPECS = (SUM + MEAN + VAR + LOGSUMEXP + MAX + MIN + ARGMAX + ARGMIN + ARG_TIES + ANY + ALL + CUMSUM
-         + CUMPROD + METHODS)
+SPECS = (SUM + MEAN + VAR + STD + PROD + NORM + LOGSUMEXP + MAX + MIN + ARGMAX + ARGMIN
+         + ARG_TIES + ANY + ALL + CUMSUM + CUMPROD + METHODS)

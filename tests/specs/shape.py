@@ -471,7 +471,42 @@ DIAGONAL = [
          ((X34,),), label="empty"),
 ]
 
+# -- diag and meshgrid ------------------------------------------------------------------------
+
+DIAG = [
+    Spec("diag", lucid.diag, np.diag, ((rand((3,)),), (rand((1,)),)),
+         flops=(FlopsCase((rand((3,)),), 0, 0),),
+         errors=(ErrorCase(lambda: lucid.diag(lucid.Tensor(rand((2, 3, 4)))), ValueError,
+                           r"^diag: input \(2,3,4\) is 3-D; diag takes a 1-D vector"),
+                 ErrorCase(lambda: lucid.diag(lucid.Tensor(rand((3,))), 0.5), TypeError,
+                           r"^diag: k must be an int"))),
+    Spec("diag", lambda a: lucid.diag(a, 2), lambda a: np.diag(a, 2), ((rand((3,)),),),
+         label="k=2"),
+    Spec("diag", lambda a: lucid.diag(a, -1), lambda a: np.diag(a, -1), ((rand((4,)),),),
+         label="k=-1"),
+    # a matrix gives its diagonal (the diagonal op)
+    Spec("diagonal", lucid.diag, np.diag, ((rand((3, 4)),), (transposed(),)), label="diag"),
+    Spec("diagonal", lambda a: lucid.diag(a, -1), lambda a: np.diag(a, -1), ((rand((3, 4)),),),
+         label="diag,k=-1"),
+]
+
+_V3, _V4, _V2 = rand((3,)), rand((4,), seed=1), rand((2,), seed=2)
+MESHGRID = [
+    Spec("broadcast_to", lucid.meshgrid, np.meshgrid,
+         ((_V3, _V4), (_V3, _V4, _V2), (_V3,), (rand((2, 2)), _V3)), label="meshgrid",
+         # each input is stretched over 4·3 = 12 cells: 12 - 3 additions sum its gradient
+         flops=(FlopsCase((_V3, _V4), 0, 9),),
+         errors=(ErrorCase(lambda: lucid.meshgrid(lucid.Tensor(_V3), indexing="ji"),
+                           ValueError, r"^meshgrid: indexing must be 'xy' or 'ij', got 'ji'$"),)),
+    Spec("broadcast_to", lambda *a: lucid.meshgrid(*a, indexing="ij"),
+         lambda *a: np.meshgrid(*a, indexing="ij"), ((_V3, _V4), (_V3, _V4, _V2)),
+         label="meshgrid,ij"),
+    Spec("broadcast_to", lambda a, b: lucid.meshgrid([a, b]), lambda a, b: np.meshgrid(a, b),
+         ((_V3, _V4),), label="meshgrid,list"),
+]
+
 SPECS = (
+    DIAG + MESHGRID +
     RESHAPE + TRANSPOSE + SWAPAXES + SQUEEZE + UNSQUEEZE + FLATTEN + BROADCAST + CONCATENATE
     + STACK + NARROW + PAD + REPEAT + TILE + ROLL + _tri("tril", np.tril) + _tri("triu", np.triu)
     + DIAGONAL

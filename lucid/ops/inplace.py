@@ -1,0 +1,180 @@
+"""In-place Tensor methods: ``add_``, ``sub_``, ``mul_``, ``div_``, ``pow_``, ``clamp_``,
+``fill_``, ``zero_`` and ``copy_`` (PyTorch's names; the trailing underscore marks in place).
+
+Each computes its result with the ordinary op (so devices, broadcasting and dtypes follow the
+usual rules), then stores it as the tensor's data and bumps ``x._version``.  The old array is
+left untouched (views of it and values saved for backward stay valid), and the version bump
+lets backward detect that a value it saved has changed since: a backward through such a graph
+raises, naming the op and the versions.
+
+Lucid records no in-place op in the graph, so an in-place update is refused where a gradient
+would have to flow through it, while grad mode is on:
+
+* on a leaf that requires grad (a parameter): PyTorch's error, "a leaf Variable that requires
+  grad is being used in an in-place operation" -- update parameters under ``lucid.no_grad()``,
+  as optimizers and ``nn.init`` do;
+* on a result in a recorded graph, or with an operand that requires grad: write the
+  out-of-place form (``y = y + 1``).
+
+The result must keep the tensor's shape (``x.add_(y)`` may broadcast y, never x) and fit its
+dtype under NumPy's ``same_kind`` rule (a float result does not fit an Int64 tensor: a
+TypeError instead of silent truncation).  A refused call leaves the tensor as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lucid.autograd.mode import MODE, no_grad
+from lucid.backends import get_backend
+from lucid.ops import elementwise, shape
+from lucid.ops.base import apply, public
+from lucid.shapes import fmt
+from lucid.tensor import Tensor
+from lucid.types import to_numeric_type
+
+
+def _check(name: str, x: Any, *others: Any) -> None:
+    """Refuse an in-place update a recorded graph would need to differentiate through."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor to update, got {type(x).__name__}")
+    if not MODE.grad:
+        return
+    if x.requires_grad and x._op is None:
+        raise RuntimeError(
+            f"{name}: a leaf Variable that requires grad is being used in an in-place "
+            f"operation (shape {fmt(x.shape)}). Update it inside `with lucid.no_grad():` (as "
+            "optimizers and nn.init do), or write the out-of-place form (y = x + 1)."
+        )
+    if x.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others):
+        raise RuntimeError(
+            f"{name}: in-place update inside a recorded graph (tensor of shape "
+            f"{fmt(x.shape)}; it or an operand requires grad). Lucid records no in-place ops, "
+            "so no gradient could flow through it: write the out-of-place form "
+            "(y = y + 1), or do the update inside `with lucid.no_grad():`."
+        )
+
+
+def _store(name: str, x: Tensor, result: Tensor, cast: str = "same_kind") -> Tensor:
+    """Make ``result`` (computed out of place) the data of ``x``; bump its version."""
+    if result.shape != x.shape:
+        raise ValueError(
+            f"{name}: the result has shape {fmt(result.shape)} but the tensor {fmt(x.shape)}; "
+            "an in-place update cannot change the shape (the operand may broadcast to the "
+            "tensor, not the tensor to the operand)"
+        )
+    if result.device != x.device:
+        result = result.to(x.device)
+    data = result.data
+    if data.dtype != x.data.dtype:
+        have, want = to_numeric_type(data.dtype), to_numeric_type(x.data.dtype)
+        if not np.can_cast(have.cpu, want.cpu, casting=cast):
+            raise TypeError(
+                f"{name}: the result is {have.name} but the tensor is {want.name}, and "
+                f"{have.name} values do not fit {want.name} (NumPy's same_kind rule). Cast "
+                f"the tensor first (x = x.astype(lucid.{have.name})) or use the out-of-place "
+                "form."
+            )
+        data = data.astype(x.data.dtype)
+    x.data = data
+    x._version += 1
+    return x
+
+
+def _binary(name: str, op: Any, x: Any, other: Any) -> Tensor:
+    _check(name, x, other)
+    with no_grad():
+        result = apply(op(), x, other)
+    return _store(name, x, result)
+
+
+@public(method=True, function=False)
+def add_(x: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    """x <- x + alpha * other, in place; returns x."""
+    _check("add_", x, other)
+    with no_grad():
+        result = apply(elementwise.Add(), x, other if alpha == 1 else
+                       apply(elementwise.Mul(), other, alpha))
+    return _store("add_", x, result)
+
+
+@public(method=True, function=False)
+def sub_(x: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    """x <- x - alpha * other, in place; returns x."""
+    _check("sub_", x, other)
+    with no_grad():
+        result = apply(elementwise.Sub(), x, other if alpha == 1 else
+                       apply(elementwise.Mul(), other, alpha))
+    return _store("sub_", x, result)
+
+
+@public(method=True, function=False)
+def mul_(x: Tensor, other: Any) -> Tensor:
+    """x <- x * other, in place; returns x."""
+    return _binary("mul_", elementwise.Mul, x, other)
+
+
+@public(method=True, function=False)
+def div_(x: Tensor, other: Any) -> Tensor:
+    """x <- x / other, in place; returns x (an integer tensor refuses: the quotient is a
+    float)."""
+    return _binary("div_", elementwise.Div, x, other)
+
+
+@public(method=True, function=False)
+def pow_(x: Tensor, exponent: Any) -> Tensor:
+    """x <- x ** exponent, in place; returns x."""
+    return _binary("pow_", elementwise.Pow, x, exponent)
+
+
+@public(method=True, function=False)
+def clamp_(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """x <- clamp(x, min, max), in place; returns x."""
+    _check("clamp_", x)
+    with no_grad():
+        result = apply(elementwise.Clamp(min, max), x)
+    return _store("clamp_", x, result)
+
+
+@public(method=True, function=False)
+def fill_(x: Tensor, value: Any) -> Tensor:
+    """x <- value everywhere, in place; returns x.  ``value`` is a number (or a one-element
+    tensor); a float into an integer tensor is refused rather than truncated."""
+    _check("fill_", x)
+    if isinstance(value, Tensor):
+        value = value.item()
+    if not isinstance(value, (bool, int, float, complex, np.number)):
+        raise TypeError(f"fill_: value must be a number, got {type(value).__name__}")
+    backend = get_backend(x.device)
+    have = to_numeric_type(np.asarray(value).dtype)
+    want = to_numeric_type(x.data.dtype)
+    if not np.can_cast(have.cpu, want.cpu, casting="same_kind"):
+        raise TypeError(
+            f"fill_: value {value!r} ({have.name}) does not fit the tensor's {want.name} "
+            "(NumPy's same_kind rule); give a value of the tensor's kind"
+        )
+    return _store("fill_", x, Tensor._wrap(backend.xp.full(x.shape, value, dtype=x.data.dtype),
+                                            x.device))
+
+
+@public(method=True, function=False)
+def zero_(x: Tensor) -> Tensor:
+    """x <- 0 everywhere, in place; returns x."""
+    return fill_(x, 0)
+
+
+@public(method=True, function=False)
+def copy_(x: Tensor, src: Any) -> Tensor:
+    """x <- src, in place (src broadcast to x's shape, moved to x's device and cast to x's
+    dtype, as PyTorch's ``copy_``: here any cast is asked for); returns x."""
+    _check("copy_", x, src)
+    with no_grad():
+        src = src if isinstance(src, Tensor) else Tensor(src)
+        if src.device != x.device:
+            src = src.to(x.device)
+        result = apply(shape.BroadcastTo(x.shape), src) if src.shape != x.shape else src
+    # a copy of its own: x must not share an array with src
+    result = Tensor._wrap(get_backend(x.device).copy(result.data), x.device)
+    return _store("copy_", x, result, cast="unsafe")
