@@ -155,3 +155,167 @@ def test_against_pytorch_when_installed():
     t = torch.tensor(T)
     assert nn.SmoothL1Loss(beta=2.0)(lucid.Tensor(X), lucid.Tensor(T)).item() == pytest.approx(
         torch.nn.SmoothL1Loss(beta=2.0)(x, t).item(), rel=1e-12)
+
+
+# -- layers of the second half: 3-d convolutions and pools, resampling, padding, norms ---------
+
+def _np_pool(x, k, reduce):
+    n, c, *s = x.shape
+    out = np.empty((n, c, *[d // k for d in s]))
+    for idx in np.ndindex(*out.shape[2:]):
+        window = x[(slice(None), slice(None)) + tuple(slice(i * k, i * k + k) for i in idx)]
+        out[(slice(None), slice(None)) + idx] = reduce(window.reshape(n, c, -1), axis=2)
+    return out
+
+
+def test_3d_pools_and_adaptive_max_pool_against_numpy():
+    x = RNG.standard_normal((2, 3, 4, 6, 4))
+    np.testing.assert_allclose(nn.MaxPool3d(2)(lucid.Tensor(x)).numpy(), _np_pool(x, 2, np.max))
+    np.testing.assert_allclose(nn.AvgPool3d(2)(lucid.Tensor(x)).numpy(),
+                               _np_pool(x, 2, np.mean), rtol=1e-12)
+    img = RNG.standard_normal((2, 3, 7, 5))
+    got = nn.AdaptiveMaxPool2d((3, 2))(lucid.Tensor(img)).numpy()
+    for i in range(3):
+        for j in range(2):
+            r0, r1 = (i * 7) // 3, -((-(i + 1) * 7) // 3)
+            c0, c1 = (j * 5) // 2, -((-(j + 1) * 5) // 2)
+            np.testing.assert_array_equal(got[..., i, j], img[..., r0:r1, c0:c1].max((-2, -1)))
+    assert gradcheck(lambda t: F.adaptive_max_pool2d(t, (3, 2)),
+                     lucid.Tensor(img, requires_grad=True))
+
+
+def test_conv3d_and_transposed_modules_shapes_and_pytorch_state_dicts():
+    lucid.random.seed(0)
+    conv = nn.Conv3d(2, 4, 3, padding=1)
+    assert [n for n, _ in conv.named_parameters()] == ["weight", "bias"]
+    assert conv.weight.shape == (4, 2, 3, 3, 3)
+    assert conv(lucid.zeros(1, 2, 5, 5, 5)).shape == (1, 4, 5, 5, 5)
+    assert nn.ConvTranspose1d(2, 3, 3, stride=2)(lucid.zeros(1, 2, 5)).shape == (1, 3, 11)
+    assert nn.ConvTranspose3d(2, 3, 2, stride=2)(lucid.zeros(1, 2, 2, 2, 2)).shape == \
+        (1, 3, 4, 4, 4)
+    torch = pytest.importorskip("torch")
+    for ours, theirs, shape in [
+            (nn.Conv3d(2, 4, 3, padding=1), torch.nn.Conv3d(2, 4, 3, padding=1), (1, 2, 4, 5, 3)),
+            (nn.ConvTranspose1d(2, 3, 3, stride=2), torch.nn.ConvTranspose1d(2, 3, 3, stride=2),
+             (1, 2, 5)),
+            (nn.Bilinear(3, 4, 2), torch.nn.Bilinear(3, 4, 2), None)]:
+        ours.load_state_dict({k: lucid.Tensor(v.detach().numpy())
+                              for k, v in theirs.state_dict().items()})
+        if shape is None:
+            a, b = RNG.standard_normal((5, 3)), RNG.standard_normal((5, 4))
+            want = theirs(torch.tensor(a, dtype=torch.float32),
+                          torch.tensor(b, dtype=torch.float32)).detach().numpy()
+            got = ours(lucid.Tensor(a, dtype=lucid.Float32), lucid.Tensor(b, dtype=lucid.Float32))
+        else:
+            x = RNG.standard_normal(shape)
+            want = theirs(torch.tensor(x, dtype=torch.float32)).detach().numpy()
+            got = ours(lucid.Tensor(x, dtype=lucid.Float32))
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode,np_mode", [("constant", "constant"), ("reflect", "reflect"),
+                                          ("replicate", "edge"), ("circular", "wrap")])
+def test_pad_modes_against_numpy(mode, np_mode):
+    x = RNG.standard_normal((2, 3, 5, 4))
+    got = F.pad(lucid.Tensor(x), (1, 2, 3, 0), mode=mode).numpy()
+    np.testing.assert_array_equal(got, np.pad(x, ((0, 0), (0, 0), (3, 0), (1, 2)), mode=np_mode))
+    assert gradcheck(lambda t: F.pad(t, (1, 2, 3, 0), mode=mode),
+                     lucid.Tensor(x, requires_grad=True))
+
+
+def test_pad_errors():
+    x = lucid.zeros(1, 2, 3)
+    with pytest.raises(ValueError, match="pad: mode must be one of constant, reflect"):
+        F.pad(x, (1, 1), mode="mirror")
+    with pytest.raises(ValueError, match=r"pad: reflect padding \(3, 0\) must be smaller"):
+        F.pad(x, (3, 0), mode="reflect")
+    with pytest.raises(ValueError, match="pad: pad must hold"):
+        F.pad(x, (1, 1, 1))
+
+
+def _np_linear_axis(x, axis, n_out, align):
+    n_in = x.shape[axis]
+    out = []
+    for i in range(n_out):
+        if align:
+            src = i * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        else:
+            src = max((i + 0.5) * n_in / n_out - 0.5, 0.0)
+        i0 = min(int(np.floor(src)), n_in - 1)
+        i1 = min(i0 + 1, n_in - 1)
+        w = src - i0
+        out.append(np.take(x, i0, axis) * (1 - w) + np.take(x, i1, axis) * w)
+    return np.stack(out, axis)
+
+
+@pytest.mark.parametrize("size", [(7, 9), (3, 2), (5, 4)])
+def test_interpolate_against_numpy(size):
+    x = RNG.standard_normal((2, 3, 5, 4))
+    rows = np.minimum(np.floor(np.arange(size[0]) * 5 / size[0]).astype(int), 4)
+    cols = np.minimum(np.floor(np.arange(size[1]) * 4 / size[1]).astype(int), 3)
+    np.testing.assert_array_equal(F.interpolate(lucid.Tensor(x), size=size).numpy(),
+                                  x[:, :, rows][:, :, :, cols])
+    for align in (False, True):
+        want = _np_linear_axis(_np_linear_axis(x, 2, size[0], align), 3, size[1], align)
+        got = nn.Upsample(size=size, mode="bilinear", align_corners=align)(lucid.Tensor(x))
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda t: F.interpolate(t, size=size, mode="bilinear"),
+                     lucid.Tensor(x, requires_grad=True))
+
+
+def test_interpolate_errors():
+    x = lucid.zeros(1, 2, 3, 3)
+    with pytest.raises(ValueError, match="interpolate: give exactly one of size and scale_factor"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="interpolate: mode 'linear' needs 1 spatial axis"):
+        F.interpolate(x, size=4, mode="linear")
+
+
+def test_channel_dropouts_and_drop_path():
+    lucid.random.seed(1)
+    x = lucid.ones(8, 6, 3, 3)
+    y = nn.Dropout2d(0.5)(x).numpy()
+    assert set(np.unique(y)) <= {0.0, 2.0}
+    assert (y == y[:, :, :1, :1]).all()  # whole feature maps kept or dropped
+    assert 0 < (y[:, :, 0, 0] == 0).mean() < 1
+    layer = nn.Dropout1d(0.3).eval()
+    assert layer(lucid.ones(2, 3, 4)) is not None and \
+        np.array_equal(layer(lucid.ones(2, 3, 4)).numpy(), np.ones((2, 3, 4)))
+    with pytest.raises(ValueError, match=r"dropout3d: expected a \(N, C, 3 spatial\)"):
+        F.dropout3d(lucid.ones(2, 3), 0.5)
+    z = nn.DropPath(0.5)(lucid.ones(16, 4)).numpy()
+    assert set(np.unique(z)) <= {0.0, 2.0} and (z == z[:, :1]).all()
+    assert np.array_equal(nn.DropPath(0.5).eval()(lucid.ones(3, 2)).numpy(), np.ones((3, 2)))
+
+
+def test_instance_norm_normalize_bilinear_embedding_max_norm():
+    x = RNG.standard_normal((2, 3, 5, 4))
+    mu = x.mean((2, 3), keepdims=True)
+    ref = (x - mu) / np.sqrt(x.var((2, 3), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(nn.InstanceNorm2d(3)(lucid.Tensor(x)).numpy(), ref, rtol=1e-10)
+    assert list(nn.InstanceNorm2d(3).parameters()) == []
+    assert [n for n, _ in nn.InstanceNorm1d(3, affine=True).named_parameters()] == \
+        ["weight", "bias"]
+    assert gradcheck(lambda t: F.instance_norm(t), lucid.Tensor(x, requires_grad=True))
+    v = RNG.standard_normal((4, 3))
+    v[0] = 0.0
+    want = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    np.testing.assert_allclose(F.normalize(lucid.Tensor(v)).numpy(), want, rtol=1e-12)
+    a, b = RNG.standard_normal((5, 3)), RNG.standard_normal((5, 4))
+    w, bias = RNG.standard_normal((2, 3, 4)), RNG.standard_normal(2)
+    np.testing.assert_allclose(
+        F.bilinear(lucid.Tensor(a), lucid.Tensor(b), lucid.Tensor(w), lucid.Tensor(bias)).numpy(),
+        np.einsum("bi,oij,bj->bo", a, w, b) + bias, rtol=1e-12)
+    table = RNG.standard_normal((6, 3)) * 3
+    emb = nn.Embedding(6, 3, max_norm=1.0, dtype=lucid.Float64)
+    emb.weight.data = table.copy()
+    version = emb.weight._version
+    out = emb(lucid.Tensor(np.array([1, 4, 1]))).numpy()
+    norms = np.linalg.norm(table, axis=1)
+    expected = table.copy()
+    for r in (1, 4):
+        if norms[r] > 1:
+            expected[r] *= 1.0 / (norms[r] + 1e-7)
+    np.testing.assert_allclose(emb.weight.numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(out, expected[[1, 4, 1]], rtol=1e-12)
+    assert emb.weight._version == version + 1

@@ -9,3 +9,4 @@ from lucid.nn.functional.linear import *
 from lucid.nn.functional.loss import *
 from lucid.nn.functional.norm import *
 from lucid.nn.functional.pooling import *
+from lucid.nn.functional.vision import *

@@ -21,7 +21,8 @@ from lucid.ops.conv import Conv, ConvTranspose, Unfold, ntuple
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "unfold"]
 
 
 def _tensor(label: str, what: str, x: Any) -> Tensor:
@@ -107,6 +108,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """3-D convolution: input (N, Cin, D, H, W) or (Cin, D, H, W), weight
+    (Cout, Cin/groups, kd, kh, kw), bias (Cout,) or None; arguments as ``conv2d``'s, per axis."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv_transpose(label, d, input, weight, bias, stride, padding, output_padding, groups,
                     dilation) -> Tensor:
     input = _tensor(label, "input", input)
@@ -132,6 +139,14 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     a strided ``conv2d`` maps onto the same input size.
     """
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1) -> Tensor:
+    """3-D transposed convolution: input (N, Cin, D, H, W), weight (Cin, Cout/groups, kd, kh,
+    kw); sizes as ``conv_transpose2d``'s, per axis."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
                            output_padding, groups, dilation)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from lucid.autograd.mode import no_grad
 from lucid.creation import arange
 from lucid.ops import max as _max
@@ -40,8 +42,14 @@ def _check_indices(fn: str, idx: Any, size: int, what: str) -> Tensor:
     return idx
 
 
-def embedding(idx: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+def embedding(idx: Any, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0) -> Tensor:
     """Rows of ``weight`` picked by the integer tensor ``idx``: y[..., :] = weight[idx[...], :].
+
+    ``max_norm``: as PyTorch, every row ``idx`` picks whose ``norm_type``-norm exceeds it is
+    first rescaled *in place* in ``weight`` to norm ``max_norm`` (by max_norm / (norm + 1e-7)),
+    outside the graph; the weight's version is bumped, so a graph that saved the old rows
+    refuses to run backward through them.
 
     The output has shape ``idx.shape + (embedding_dim,)``.  It is an indexing op, so the
     gradient of ``weight`` is the upstream gradient scatter-*added* into the picked rows (a
@@ -55,11 +63,29 @@ def embedding(idx: Any, weight: Tensor, padding_idx: int | None = None) -> Tenso
         )
     n = weight.shape[0]
     idx = _check_indices("embedding", idx, n, f"{n} embeddings")
+    if max_norm is not None:
+        _renorm_rows(weight, idx, float(max_norm), float(norm_type))
     out = weight[idx]
     if padding_idx is not None:
         keep = (idx != padding_idx).unsqueeze(-1)
         out = where(keep, out, out.detach())  # same values; no gradient reaches the pad row
     return out
+
+
+def _renorm_rows(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale the rows of ``weight`` that ``idx`` picks down to norm ``max_norm`` (in place)."""
+    if max_norm <= 0:
+        raise ValueError(f"embedding: max_norm must be positive, got {max_norm}")
+    values = weight.numpy().astype(np.float64)
+    rows = np.unique(np.asarray(idx.numpy()).reshape(-1))
+    norms = np.linalg.norm(values[rows], ord=norm_type, axis=1)
+    over = norms > max_norm
+    if not over.any():
+        return
+    values[rows[over]] *= (max_norm / (norms[over] + 1e-7))[:, None]
+    with no_grad():
+        weight.data = Tensor(values, dtype=weight.dtype, device=weight.device).data
+        weight._version += 1
 
 
 def one_hot(labels: Any, num_classes: int = -1, dtype: Any = None) -> Tensor:

@@ -7,6 +7,25 @@ computes ``x @ weight.T`` without copying the transpose and returns dL/dW direct
 
 from __future__ import annotations
 
-from lucid.ops import linear
+from typing import Any
 
-__all__ = ["linear"]
+from lucid.ops import einsum, linear
+from lucid.shapes import fmt
+from lucid.tensor import Tensor
+
+__all__ = ["linear", "bilinear"]
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Any = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]
+    (PyTorch's ``F.bilinear``: weight (out, in1, in2), bias (out,)); one ``einsum``."""
+    if weight.ndim != 3:
+        raise ValueError(f"bilinear: weight must be (out, in1, in2), got shape "
+                         f"{fmt(weight.shape)}")
+    if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2] or \
+            input1.shape[:-1] != input2.shape[:-1]:
+        raise ValueError(f"bilinear: inputs {fmt(input1.shape)} and {fmt(input2.shape)} do not "
+                         f"fit weight {fmt(weight.shape)}: the last axes must be "
+                         f"{weight.shape[1]} and {weight.shape[2]}, the others equal")
+    y = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y if bias is None else y + bias

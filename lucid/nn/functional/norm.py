@@ -21,14 +21,14 @@ from __future__ import annotations
 from typing import Any
 
 from lucid.autograd.mode import no_grad
-from lucid.ops import evaluate, sqrt
+from lucid.ops import evaluate, maximum, sqrt
 from lucid.ops import mean as _mean
 from lucid.ops import sum as _sum
 from lucid.ops import var as _var
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
-__all__ = ["batch_norm", "layer_norm", "group_norm"]
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize"]
 
 
 def _normalize(x: Tensor, axes: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
@@ -192,3 +192,30 @@ def group_norm(
     grouped = x.reshape(n, num_groups, per_group)
     y, _, _ = _normalize(grouped, (2,), eps)
     return _affine(y.reshape(x.shape), weight, bias, _channel_shape(x))
+
+
+def instance_norm(
+    x: Tensor,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Instance normalisation of ``x`` (N, C, *S): each channel of each sample normalised over
+    its spatial axes S (style transfer's normalisation; PyTorch's ``instance_norm`` without
+    running statistics); ``weight`` and ``bias`` are per channel (C,)."""
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm: input must be (N, C, *spatial) with at least one "
+                         f"spatial axis, got shape {fmt(x.shape)}")
+    for name, value in (("weight", weight), ("bias", bias)):
+        _check_vector("instance_norm", name, value, x.shape[1])
+    y, _, _ = _normalize(x, tuple(range(2, x.ndim)), eps)
+    return _affine(y, weight, bias, _channel_shape(x))
+
+
+def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x / max(||x||_p, eps) along ``dim`` (PyTorch's ``F.normalize``): unit vectors, and no
+    division by zero for an all-zero vector."""
+    if not isinstance(x, Tensor):
+        x = Tensor(x)
+    norm = x.norm(p, axis=dim, keepdims=True)
+    return x / maximum(norm, eps)

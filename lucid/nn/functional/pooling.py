@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from lucid.ops import matmul
+from lucid.ops import matmul, stack
 from lucid.ops.base import apply
 from lucid.ops.conv import AvgPool, MaxPool
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool2d", "adaptive_max_pool2d"]
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
@@ -35,6 +36,11 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1) -> Tensor
     return apply(MaxPool(2, kernel_size, stride, padding, dilation), input)
 
 
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
+    """y[n, c, d, h, w] = max of the kd x kh x kw window (padding counts as -inf)."""
+    return apply(MaxPool(3, kernel_size, stride, padding, dilation), input)
+
+
 def avg_pool1d(input, kernel_size, stride=None, padding=0) -> Tensor:
     """y[n, c, l] = mean of the window at l (zero padding is included in the mean)."""
     return apply(AvgPool(1, kernel_size, stride, padding), input)
@@ -46,7 +52,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0) -> Tensor:
     return apply(AvgPool(2, kernel_size, stride, padding), input)
 
 
-def _output_size(output_size: Any, size: tuple[int, int]) -> tuple[int, int]:
+def avg_pool3d(input, kernel_size, stride=None, padding=0) -> Tensor:
+    """y[n, c, d, h, w] = mean of the kd x kh x kw window (zero padding included)."""
+    return apply(AvgPool(3, kernel_size, stride, padding), input)
+
+
+def _output_size(output_size: Any, size: tuple[int, int],
+                 fn: str = "adaptive_avg_pool2d") -> tuple[int, int]:
     """An int or an (h, w) pair (None keeps that axis's input size) -> (oh, ow)."""
     if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
         pair: tuple[Any, Any] = (int(output_size), int(output_size))
@@ -54,7 +66,7 @@ def _output_size(output_size: Any, size: tuple[int, int]) -> tuple[int, int]:
         pair = tuple(output_size)  # type: ignore[assignment]
     else:
         raise TypeError(
-            f"adaptive_avg_pool2d: output_size must be an int or an (h, w) pair, got "
+            f"{fn}: output_size must be an int or an (h, w) pair, got "
             f"{output_size!r}"
         )
     out = []
@@ -62,7 +74,7 @@ def _output_size(output_size: Any, size: tuple[int, int]) -> tuple[int, int]:
         o = s if o is None else o
         if isinstance(o, bool) or not isinstance(o, (int, np.integer)) or o < 1:
             raise ValueError(
-                f"adaptive_avg_pool2d: output_size entries must be positive ints or None, "
+                f"{fn}: output_size entries must be positive ints or None, "
                 f"got {output_size!r}"
             )
         out.append(int(o))
@@ -102,3 +114,35 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     rows = Tensor(_averaging_matrix(oh, h), dtype=input.dtype, device=input.device)
     cols = Tensor(_averaging_matrix(ow, w).T, dtype=input.dtype, device=input.device)
     return matmul(matmul(rows, input), cols)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False) -> Tensor:
+    """Max-pool (N, C, H, W) or (C, H, W) down to a fixed (oh, ow): output cell (i, j) is the
+    maximum of rows floor(i·H/oh)..ceil((i+1)·H/oh) and the matching columns (PyTorch's
+    adaptive windows, which overlap where the sizes do not divide).  The gradient flows to each
+    window's maximum.  When oh divides H and ow divides W it is ``max_pool2d`` with those
+    windows; otherwise each window is a slice and a max (a composite).
+    """
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported; "
+                                  "use lucid.argmax on the windows you need")
+    if not isinstance(input, Tensor):
+        input = Tensor(input)
+    if input.ndim not in (3, 4):
+        raise ValueError(
+            f"adaptive_max_pool2d: input of shape {fmt(input.shape)} has {input.ndim} "
+            "dimensions; expected 4 (N, C, H, W) or 3 (C, H, W)"
+        )
+    h, w = input.shape[-2:]
+    oh, ow = _output_size(output_size, (h, w), "adaptive_max_pool2d")
+    if h % oh == 0 and w % ow == 0:
+        return max_pool2d(input, (h // oh, w // ow))
+    rows = []
+    for i in range(oh):
+        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
+        cells = []
+        for j in range(ow):
+            c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
+            cells.append(input[..., r0:r1, c0:c1].max(axis=(-2, -1)))
+        rows.append(stack(cells, axis=-1))
+    return stack(rows, axis=-2)

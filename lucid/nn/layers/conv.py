@@ -20,14 +20,21 @@ import math
 from typing import Any
 
 from lucid import random
-from lucid.nn.functional.conv import conv1d, conv2d, conv_transpose2d
+from lucid.nn.functional.conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from lucid.nn.module import Module
 from lucid.nn.parameter import Parameter
 from lucid.ops.conv import ntuple
 from lucid.tensor import Tensor
 from lucid.types import Float32
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -147,4 +154,43 @@ class ConvTranspose2d(_ConvNd):
 
     def forward(self, x: Tensor) -> Tensor:
         return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                self.output_padding, self.groups, self.dilation)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, in_channels, D, H, W): weight (out_channels,
+    in_channels/groups, kd, kh, kw), bias (out_channels,); sizes as Conv2d's, per axis."""
+
+    d = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 dtype: Any = Float32, device: str = "cpu") -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, dtype=dtype, device=device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                      self.groups)
+
+
+class ConvTranspose1d(ConvTranspose2d):
+    """1-D transposed convolution over (N, in_channels, L): weight (in_channels,
+    out_channels/groups, k); sizes as ConvTranspose2d's."""
+
+    d = 1
+
+    def forward(self, x: Tensor) -> Tensor:
+        return conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
+                                self.output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose3d(ConvTranspose2d):
+    """3-D transposed convolution over (N, in_channels, D, H, W): weight (in_channels,
+    out_channels/groups, kd, kh, kw); sizes as ConvTranspose2d's, per axis."""
+
+    d = 3
+
+    def forward(self, x: Tensor) -> Tensor:
+        return conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
                                 self.output_padding, self.groups, self.dilation)

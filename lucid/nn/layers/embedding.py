@@ -20,6 +20,7 @@ class Embedding(Module):
     init).  The row at ``padding_idx`` (if given) starts at zero and receives no gradient."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
                  dtype: Any = Float32, device: str = "cpu") -> None:
         super().__init__()
         self.num_embeddings = _size("Embedding", "num_embeddings", num_embeddings)
@@ -32,6 +33,8 @@ class Embedding(Module):
                 )
             padding_idx %= self.num_embeddings
         self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
         self.weight = _parameter("Embedding", (self.num_embeddings, self.embedding_dim), dtype,
                                  device)
         self.reset_parameters()
@@ -47,7 +50,7 @@ class Embedding(Module):
                 self.weight._version += 1
 
     def forward(self, idx: Tensor) -> Tensor:
-        return embedding(idx, self.weight, self.padding_idx)
+        return embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"

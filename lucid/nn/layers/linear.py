@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 
 from lucid.nn import init
-from lucid.nn.functional.linear import linear
+from lucid.nn.functional.linear import bilinear, linear
 from lucid.nn.module import Module
 from lucid.nn.parameter import Parameter
 from lucid.ops import flatten
 from lucid.tensor import Tensor
 from lucid.types import Float32, as_numeric
 
-__all__ = ["Identity", "Linear", "Flatten"]
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten"]
 
 
 def _size(layer: str, name: str, value: Any, minimum: int = 0) -> int:
@@ -94,6 +94,39 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """y = x1^T A_o x2 + b_o for each output o: weight (out_features, in1_features,
+    in2_features), bias (out_features,) -- PyTorch's layout and init, U(-1/sqrt(in1),
+    1/sqrt(in1)) for both."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, dtype: Any = Float32, device: str = "cpu") -> None:
+        super().__init__()
+        self.in1_features = _size("Bilinear", "in1_features", in1_features, 1)
+        self.in2_features = _size("Bilinear", "in2_features", in2_features, 1)
+        self.out_features = _size("Bilinear", "out_features", out_features)
+        self.weight = _parameter("Bilinear", (self.out_features, self.in1_features,
+                                              self.in2_features), dtype, device)
+        if bias:
+            self.bias = _parameter("Bilinear", (self.out_features,), dtype, device)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.in1_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return bilinear(x1, x2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
 class Flatten(Module):

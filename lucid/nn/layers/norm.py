@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from lucid.nn import init
-from lucid.nn.functional.norm import batch_norm, group_norm, layer_norm
+from lucid.nn.functional.norm import batch_norm, group_norm, instance_norm, layer_norm
 from lucid.nn.layers.linear import _parameter, _size
 from lucid.nn.module import Module
 from lucid.nn.parameter import Buffer
@@ -21,7 +21,8 @@ from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Float32, Int64, as_numeric
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d"]
 
 
 class _BatchNorm(Module):
@@ -214,3 +215,56 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _InstanceNorm(Module):
+    """Each channel of each sample normalised over its spatial axes.  PyTorch's defaults:
+    ``affine=False`` (no parameters) and ``track_running_stats=False`` (always the statistics
+    of the input at hand; Lucid does not keep running ones: passing True is refused)."""
+
+    spatial = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, dtype: Any = Float32,
+                 device: str = "cpu") -> None:
+        super().__init__()
+        kind = type(self).__name__
+        if track_running_stats:
+            raise NotImplementedError(f"{kind}: track_running_stats=True is not supported; "
+                                      "instance statistics are computed from each input")
+        self.num_features = _size(kind, "num_features", num_features, 1)
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        if affine:
+            self.weight = _parameter(kind, (self.num_features,), dtype, device)
+            self.bias = _parameter(kind, (self.num_features,), dtype, device)
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        kind = type(self).__name__
+        if x.ndim not in (self.spatial + 1, self.spatial + 2):
+            raise ValueError(f"{kind}: expected (N, C, {self.spatial} spatial) or (C, "
+                             f"{self.spatial} spatial), got shape {x.shape}")
+        batched = x.ndim == self.spatial + 2
+        y = instance_norm(x if batched else x.unsqueeze(0), self.weight, self.bias, self.eps)
+        return y if batched else y.squeeze(0)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, eps={self.eps}, affine={self.affine}"
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) or (C, L)."""
+
+    spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) or (C, H, W)."""
+
+    spatial = 2

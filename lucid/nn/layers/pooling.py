@@ -16,15 +16,19 @@ from typing import Any
 
 from lucid.nn.functional.pooling import (
     adaptive_avg_pool2d,
+    adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     max_pool1d,
     max_pool2d,
+    max_pool3d,
 )
 from lucid.nn.module import Module
 from lucid.tensor import Tensor
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool2d"]
 
 
 class _Pool(Module):
@@ -87,3 +91,24 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool3d(MaxPool1d):
+    """Max over kd x kh x kw windows of (N, C, D, H, W)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation)
+
+
+class AvgPool3d(_Pool):
+    """Mean over kd x kh x kw windows of (N, C, D, H, W) (zero padding counts in the mean)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return avg_pool3d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
+    """Max-pool (N, C, H, W) to a fixed (oh, ow) for any H, W (PyTorch's adaptive windows)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return adaptive_max_pool2d(x, self.output_size)
