@@ -319,3 +319,15 @@ def test_instance_norm_normalize_bilinear_embedding_max_norm():
     np.testing.assert_allclose(emb.weight.numpy(), expected, rtol=1e-12)
     np.testing.assert_allclose(out, expected[[1, 4, 1]], rtol=1e-12)
     assert emb.weight._version == version + 1
+
+
+def test_unfold_and_fold_modules():
+    x = RNG.standard_normal((2, 3, 4, 5))
+    cols = nn.Unfold(3, padding=1)(lucid.Tensor(x))
+    assert cols.shape == (2, 27, 20)
+    back = nn.Fold((4, 5), 3, padding=1)(cols).numpy()
+    # each pixel comes back once per window that covers it
+    ones = np.ones((1, 1, 4, 5))
+    counts = nn.Fold((4, 5), 3, padding=1)(nn.Unfold(3, padding=1)(lucid.Tensor(ones))).numpy()
+    np.testing.assert_allclose(back, x * counts, rtol=1e-12)
+    assert counts[0, 0, 0, 0] == 4 and counts[0, 0, 1, 1] == 9

@@ -577,6 +577,59 @@ class Unfold(Op):
         return out.size  # one addition per window element
 
 
+class Fold(Op):
+    """col2im as an op: columns (N, C·prod(k), L) -> (N, C, *output_size), each window's
+    values *added* where the window sits (PyTorch's ``fold``, the adjoint of ``unfold``:
+    overlapping windows sum).  dL/dcols = unfold(g).
+    """
+
+    name = "fold"
+    saves_inputs = False
+    twice_differentiable = False
+    twice_differentiable_why = _ConvBase.twice_differentiable_why
+
+    @classmethod
+    def call(cls, x: Any, output_size: Any, kernel_size: Any, dilation: Any = 1,
+             padding: Any = 0, stride: Any = 1) -> Any:
+        """col2im: (N, C·prod(kernel), L) -> (N, C, *output_size)."""
+        return apply(cls(output_size, kernel_size, dilation, padding, stride), x)
+
+    def __init__(self, output_size, kernel, dilation, padding, stride) -> None:
+        self.label = "fold"
+        self.size = ntuple(self.label, "output_size", output_size, 2, 1)
+        self.d = len(self.size)
+        self.kernel = ntuple(self.label, "kernel_size", kernel, self.d, 1)
+        self.dilation = ntuple(self.label, "dilation", dilation, self.d, 1)
+        self.padding = _padding(self.label, padding, self.d)
+        self.stride = ntuple(self.label, "stride", stride, self.d, 1)
+
+    def error(self, message: str, kind: type[Exception] = ValueError) -> Exception:
+        return kind(f"{self.label}: {message}")
+
+    def forward(self, xp, cols):
+        win = self.win = Windows(self.label, self.size, self.kernel, self.stride,
+                                 self.padding, self.dilation)
+        self.L = numel(win.out)
+        if cols.ndim != 3 or cols.shape[1] % win.taps or cols.shape[2] != self.L:
+            raise self.error(
+                f"input of shape {fmt(tuple(cols.shape))} does not hold (N, C·{win.taps}, "
+                f"{self.L}) columns: kernel {fmt(self.kernel)} has {win.taps} taps and "
+                f"output_size {fmt(self.size)} gives {self.L} window positions")
+        self.n, self.c = cols.shape[0], cols.shape[1] // win.taps
+        flat = xp.transpose(cols, (1, 2, 0)).reshape((1, self.c * win.taps, self.L * self.n))
+        return win.col2im(xp, flat, self.c, self.n)
+
+    def backward(self, xp, g):
+        cols = self.win.im2col(xp, g, 1).reshape((self.c * self.win.taps, self.L, self.n))
+        return (xp.transpose(cols, (2, 0, 1)),)
+
+    def forward_flops(self, out, cols):
+        return cols.size  # one addition per column element
+
+    def backward_flops(self, out, cols):
+        return 0  # moves data only
+
+
 # --------------------------------------------------------------------------------------------
 # pooling
 

@@ -1,4 +1,4 @@
-"""Spec rows: conv, conv_transpose, unfold, max_pool, avg_pool (lucid/ops/conv.py).
+"""Spec rows: conv, conv_transpose, unfold, fold, max_pool, avg_pool (lucid/ops/conv.py).
 
 The references are written from the definitions, not from im2col: a convolution adds, for each
 kernel offset, the shifted input slice times that offset's weights (an einsum per offset and
@@ -421,6 +421,41 @@ UNFOLD = [
          ((r(1, 2, 5, 7),), (r(2, 5, 7),)), label="mixed"),
 ]
 
+# -- fold (col2im, the adjoint of unfold) ------------------------------------------------------
+
+
+def ref_fold(size, kernel, dilation=1, padding=0, stride=1):
+    """Every column value added at the pixel it came from: the positions are read off an
+    unfolded image of pixel numbers (1-based, so the zero padding marks "outside")."""
+    def ref(cols):
+        n = cols.shape[0]
+        numbers = np.arange(1, size[0] * size[1] + 1, dtype=np.float64).reshape(1, 1, *size)
+        where = ref_unfold(kernel, dilation, padding, stride)(numbers)[0]  # (K, L)
+        c = cols.shape[1] // where.shape[0]
+        out = np.zeros((n, c, size[0] * size[1]))
+        blocks = cols.reshape(n, c, *where.shape)
+        for k, pos in np.ndenumerate(where):
+            if pos > 0:
+                out[:, :, int(pos) - 1] += blocks[:, :, k[0], k[1]]
+        return out.reshape(n, c, *size)
+
+    return ref
+
+
+FOLD = [
+    Spec("fold", lambda x: F.fold(x, (4, 5), 3, padding=1), ref_fold((4, 5), 3, padding=1),
+         ((r(2, 27, 20),), (r(1, 18, 20),)), label="3x3-pad1",
+         flops=(FlopsCase((r(2, 27, 20),), 2 * 27 * 20, 0),),
+         errors=(
+             ErrorCase(lambda: F.fold(_t(r(2, 18, 12)), (4, 5), (2, 3)), ValueError,
+                       r"^fold: input of shape \(2,18,12\) does not hold \(N, C·6, 9\) "
+                       r"columns"),
+         )),
+    Spec("fold", lambda x: F.fold(x, (5, 7), (2, 3), dilation=(2, 1), stride=(1, 2)),
+         ref_fold((5, 7), (2, 3), dilation=(2, 1), stride=(1, 2)), ((r(1, 12, 9),),),
+         label="mixed"),
+]
+
 # -- pooling -------------------------------------------------------------------------------------
 
 
@@ -495,4 +530,4 @@ AVG_POOL = [
           flops=(FlopsCase((r(2, 3, 7),), 2 * 3 * 4 * 3, 2 * 3 * 4 * 3),)),
 ]
 
-SPECS = [*CONV, *CONV_TRANSPOSE, *UNFOLD, *MAX_POOL, *AVG_POOL]
+SPECS = [*CONV, *CONV_TRANSPOSE, *UNFOLD, *FOLD, *MAX_POOL, *AVG_POOL]

@@ -17,12 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from lucid.ops.base import apply
-from lucid.ops.conv import Conv, ConvTranspose, Unfold, ntuple
+from lucid.ops.conv import Conv, ConvTranspose, Fold, Unfold, ntuple
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "unfold"]
+           "conv_transpose3d", "unfold", "fold"]
 
 
 def _tensor(label: str, what: str, x: Any) -> Tensor:
@@ -162,3 +162,11 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     x = input.reshape((1, *input.shape)) if unbatched else input
     y = apply(Unfold(2, kernel_size, dilation, padding, stride), x)
     return y.reshape(y.shape[1:]) if unbatched else y
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """col2im, the adjoint of :func:`unfold`: columns (N, C·kh·kw, L) -> (N, C, H, W) with
+    ``(H, W) = output_size``; overlapping windows add up (PyTorch's ``F.fold``).  So
+    ``fold(unfold(x, k), x.shape[2:], k)`` is x times how many windows cover each pixel."""
+    input = _tensor("fold", "input", input)
+    return apply(Fold(output_size, kernel_size, dilation, padding, stride), input)

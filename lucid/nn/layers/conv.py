@@ -27,6 +27,8 @@ from lucid.nn.functional.conv import (
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
+    fold,
+    unfold,
 )
 from lucid.nn.module import Module
 from lucid.nn.parameter import Parameter
@@ -34,7 +36,8 @@ from lucid.ops.conv import ntuple
 from lucid.tensor import Tensor
 from lucid.types import Float32
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "Unfold", "Fold"]
 
 
 class _ConvNd(Module):
@@ -194,3 +197,36 @@ class ConvTranspose3d(ConvTranspose2d):
     def forward(self, x: Tensor) -> Tensor:
         return conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
                                 self.output_padding, self.groups, self.dilation)
+
+
+class Unfold(Module):
+    """im2col as a layer: (N, C, H, W) -> (N, C·kh·kw, L) sliding windows as columns."""
+
+    def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation = kernel_size, dilation
+        self.padding, self.stride = padding, stride
+
+    def forward(self, x: Tensor) -> Tensor:
+        return unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Fold(Unfold):
+    """col2im as a layer: (N, C·kh·kw, L) -> (N, C, *output_size), overlaps added."""
+
+    def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return fold(x, self.output_size, self.kernel_size, self.dilation, self.padding,
+                    self.stride)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, " + super().extra_repr()
