@@ -243,3 +243,19 @@ def test_functional_errors_name_the_problem():
         AF.hessian(lambda t: t * 2, x)
     with pytest.raises(ValueError, match=r"jvp: v has shape \(3,\), expected \(2,\)"):
         AF.jvp(lambda t: t * 2, x, lucid.Tensor([1.0, 2.0, 3.0]))
+
+
+def test_second_derivatives_through_indexing():
+    """x[i] in a loss whose gradient depends on x: the gradient's scatter is an op too."""
+    v = lambda: lucid.Tensor([1.0, 2.0, 3.0], requires_grad=True)  # noqa: E731
+    assert gradgradcheck(lambda t: (t[1:] * t[:-1]).sum() * t[0], v())  # basic indexing
+    assert gradgradcheck(lambda t: (t[[0, 0, 2]] ** 2).sum() * t[1], v())  # repeated picks
+
+    def f(w):
+        x, y = w[0], w[1]
+        return x * x * y + lucid.sin(x * y)
+
+    H = AF.hessian(f, lucid.Tensor([1.0, 2.0]))
+    s, c = np.sin(2.0), np.cos(2.0)
+    np.testing.assert_allclose(H.numpy(), [[4 - 4 * s, 2 + c - 2 * s], [2 + c - 2 * s, -s]],
+                               rtol=1e-12)

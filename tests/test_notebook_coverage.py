@@ -1,4 +1,5 @@
-"""Every public feature of SPEC.md §1-6 appears in at least one notebook code cell.
+"""Every public feature of SPEC.md §1-6 (and of the issues since) appears in at least one
+notebook code cell.
 
 The notebooks are the product's front door: a feature no notebook uses is one a class never
 meets.  FEATURES maps each feature (in the spec's order) to the patterns that show it being
@@ -151,6 +152,35 @@ FEATURES: dict[str, str] = {
     "plot_flops_per_layer": r"plot_flops_per_layer\(",
     "plot_grad_norms": r"plot_grad_norms\(",
     "plot_loss": r"plot_loss\(",
+    # issue 13: names and values on the pictures
+    "Tensor(name=...)": r"name\s*=\s*\"",
+    "draw(show=(...))": r"show\s*=\s*\(",
+    "Tensor.cost (MACs and FLOPs apart)": r"\.cost\b",
+    # issue 14: the full engine, part 1
+    "create_graph=True": r"create_graph\s*=\s*True",
+    "gradgradcheck": r"gradgradcheck\(",
+    **{f"functional.{n}": rf"functional\.{n}\(" for n in ("hessian", "hvp", "jacobian")},
+    **{f"lucid.linalg.{n}": rf"linalg\.{n}\(" for n in (
+        "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "eigh", "pinv", "norm",
+        "matrix_power")},
+    **{f"einops.{n}": rf"einops\.{n}\(" for n in ("rearrange", "reduce", "repeat")},
+    "einsum with a repeated index": r"einsum\(\"ii->",
+    **{f"lucid.{n}": rf"lucid\.{n}\(" for n in (
+        "prod", "clamp", "cube", "unique", "nonzero", "histogram", "meshgrid", "diag")},
+    "std/var with ddof": r"\.(std|var)\(ddof",
+    "bitwise operators on integers": r"\(~\w+\)",
+    "in-place methods": r"\.add_\(|\.mul_\(",
+    **_layers("SELU", "Softplus", "Mish", "Hardswish", "Hardsigmoid", "ReLU6", "Conv3d",
+              "ConvTranspose1d", "MaxPool3d", "AvgPool3d", "AdaptiveMaxPool2d", "Upsample",
+              "Dropout2d", "DropPath", "InstanceNorm2d", "Bilinear", "Unfold", "Fold",
+              "ParameterList", "ParameterDict", "L1Loss", "SmoothL1Loss", "KLDivLoss"),
+    **{f"F.{n}": rf"F\.{n}\(" for n in ("interpolate", "pad", "normalize")},
+    **{n: rf"\b{n}\(" for n in ("clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+                                "vector_to_parameters")},
+    **{f"optim.{n}": rf"\b{n}\(" for n in ("NAdam", "RAdam", "Adamax", "Adadelta")},
+    **{f"lr_scheduler.{n}": rf"\b{n}\(" for n in ("LinearLR", "OneCycleLR", "CyclicLR",
+                                                  "NoamScheduler", "SequentialLR")},
+    **{f"data.{n}": rf"\b{n}\(" for n in ("ConcatDataset", "Subset")},
 }
 
 

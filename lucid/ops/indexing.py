@@ -228,7 +228,7 @@ class GetItem(Op):
         return x[self.index]
 
     def backward(self, xp, g):
-        if self.advanced:
+        if self.advanced or isinstance(g, Tensor):  # (a Tensor: create_graph, see graph_xp)
             return (backend_for(xp).scatter_add(self.shape, self.dtype, self.index, g),)
         dx = xp.zeros(self.shape, dtype=self.dtype)
         dx[self.index] = g

@@ -31,6 +31,7 @@ take a quick tour of everything; each later notebook zooms in on one part:
 | [07_training_an_mlp.ipynb](07_training_an_mlp.ipynb) | training an MLP on real digits |
 | [08_cnns_and_resnet.ipynb](08_cnns_and_resnet.ipynb) | convolutions and ResNet-18 |
 | [09_layer_catalogue.ipynb](09_layer_catalogue.ipynb) | the rest of the catalogue: layers, losses, optimizers, schedulers, data |
+| [10_beyond_first_derivatives.ipynb](10_beyond_first_derivatives.ipynb) | Hessians and gradient penalties, `lucid.linalg`, einops, and more layers and optimizers |
 
 Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.
 """),

@@ -1127,7 +1127,8 @@ now appeared in at least one notebook. To see how one of them works, open its fi
 the formula you saw checked here.
 
 Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
-[08_cnns_and_resnet.ipynb](08_cnns_and_resnet.ipynb).
+[08_cnns_and_resnet.ipynb](08_cnns_and_resnet.ipynb) · next:
+[10_beyond_first_derivatives.ipynb](10_beyond_first_derivatives.ipynb).
 """),
 ]
 

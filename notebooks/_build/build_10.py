@@ -1,0 +1,350 @@
+"""Build (and execute) notebook 10 from the cell list below.
+
+    .venv/bin/python notebooks/_build/build_10.py
+
+Cells tagged nbval-check-output are checked by nbval; they print comparisons with NumPy (True /
+False) and rounded values, never raw floats from a matrix factorisation (their last bits depend
+on the machine's LAPACK).
+"""
+
+from __future__ import annotations
+
+from nbbuild import code, main, md
+from nbbuild import setup as shared_setup
+
+NAME = "10_beyond_first_derivatives.ipynb"
+
+
+def setup(*imports: str) -> str:
+    return shared_setup(*imports, then="np.set_printoptions(precision=4, suppress=True)\n")
+
+
+CELLS = [
+    md("""
+# 10 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
+
+The engine of notebooks 02-03 computes first derivatives. This chapter shows what the same
+engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
+
+| § | what | from |
+|---|---|---|
+| 1 | derivatives of derivatives: `create_graph`, Hessians, a gradient penalty | `autograd` |
+| 2 | linear algebra: solve, determinants, factorisations | `lucid.linalg` |
+| 3 | tensors by pattern: `rearrange`, `reduce`, `repeat`, `einsum` | `lucid.einops` |
+| 4 | more of the Tensor API: statistics, bitwise ops, in-place methods, counting | `lucid` |
+| 5 | more layers: activations, 3-D convolution, resampling, padding, normalisation | `lucid.nn` |
+| 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
+
+Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
+"""),
+    code(setup("import math", "import numpy as np", "import lucid", "import lucid.nn as nn",
+               "import lucid.nn.functional as F", "from lucid.autograd import functional, grad",
+               "from lucid.autograd import gradgradcheck")),
+    md(r"""
+## 1. Derivatives of derivatives
+
+`backward()` computes each gradient with the op's backward *rule*. With `create_graph=True` the
+rule itself runs on Lucid ops, so the gradient is a tensor **with a graph** - and can be
+differentiated again. For $f(x) = x^3$: $f' = 3x^2$, $f'' = 6x$, $f''' = 6$.
+"""),
+    code("""
+x = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
+(d1,) = grad((x ** 3).sum(), x, create_graph=True)   # 3x^2, itself a graph
+(d2,) = grad(d1.sum(), x, create_graph=True)         # 6x
+(d3,) = grad(d2.sum(), x)                            # 6
+print("f'  :", d1.numpy(), " by hand:", 3 * x.numpy() ** 2)
+print("f'' :", d2.numpy(), " by hand:", 6 * x.numpy())
+print("f''':", d3.numpy())
+""", check=True),
+    md(r"""
+**The Hessian** $H_{ij} = \partial^2 f / \partial x_i \partial x_j$ of a quadratic form
+$f(x) = x^\top A x$ is $A + A^\top$, whatever $x$. `functional.hessian` builds it one row per
+backward pass; `functional.hvp` gives $Hv$ without building $H$ (two backward passes).
+"""),
+    code("""
+A = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0], [0.0, 1.0, 4.0]])
+f = lambda v: v @ lucid.Tensor(A) @ v
+H = functional.hessian(f, lucid.Tensor([0.1, 0.2, 0.3]))
+print(H.numpy())
+print("H == A + A^T:", np.allclose(H.numpy(), A + A.T))
+_, Hv = functional.hvp(f, lucid.Tensor([0.1, 0.2, 0.3]), lucid.Tensor([1.0, 0.0, 0.0]))
+print("Hv == first column of H:", np.allclose(Hv.numpy(), (A + A.T)[:, 0]))
+J = functional.jacobian(lambda v: lucid.tanh(v), lucid.Tensor([0.0, 1.0]))
+print("Jacobian of tanh (diagonal 1 - tanh^2):", J.numpy().round(4).tolist())
+""", check=True),
+    md(r"""
+**A gradient penalty** (as WGAN-GP uses): the loss contains a *gradient* of the network,
+$\lVert \partial D(x)/\partial x \rVert^2$, so training it needs the derivative of a derivative
+with respect to the weights. `gradgradcheck` checks such second derivatives against finite
+differences of the first.
+"""),
+    code("""
+lucid.random.seed(0)
+D = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+x = lucid.random.randn(4, 3, dtype=lucid.Float32, requires_grad=True)
+(dx,) = grad(D(x).sum(), x, create_graph=True)
+penalty = (dx * dx).sum()
+penalty.backward()
+print("every weight got a gradient from the penalty:",
+      all(p.grad is not None for p in list(D.parameters())[:3]))
+x64 = lucid.Tensor([0.3, -0.7], requires_grad=True)
+print("gradgradcheck(tanh(x) * x^2):", gradgradcheck(lambda t: lucid.tanh(t) * t ** 2, x64))
+""", check=True),
+    md("""
+## 2. Linear algebra: `lucid.linalg`
+
+Every routine is differentiable (its standard matrix-calculus rule) and runs on both devices.
+Solving is better than inverting: `solve(A, b)` never forms $A^{-1}$.
+"""),
+    code("""
+rng = np.random.default_rng(0)
+M = rng.standard_normal((4, 4))
+S = M @ M.T + 4 * np.eye(4)                    # symmetric positive definite
+b = rng.standard_normal(4)
+A_t, S_t = lucid.Tensor(M), lucid.Tensor(S)
+print("solve      :", np.allclose(lucid.linalg.solve(A_t, lucid.Tensor(b)).numpy(),
+                                 np.linalg.solve(M, b)))
+print("inv        :", np.allclose(lucid.linalg.inv(A_t).numpy(), np.linalg.inv(M)))
+print("det        :", np.isclose(lucid.linalg.det(A_t).item(), np.linalg.det(M)))
+sign, logabs = lucid.linalg.slogdet(A_t)
+print("slogdet    :", np.isclose(sign.item() * math.exp(logabs.item()), np.linalg.det(M)))
+L = lucid.linalg.cholesky(S_t)
+print("cholesky   : L L^T == S", np.allclose((L @ L.T).numpy(), S))
+Q, R = lucid.linalg.qr(A_t)
+print("qr         : Q R == A", np.allclose((Q @ R).numpy(), M))
+U, s, Vh = lucid.linalg.svd(A_t, full_matrices=False)
+print("svd        : U diag(s) Vh == A", np.allclose((U * s @ Vh).numpy(), M))
+w, V = lucid.linalg.eigh(S_t)
+print("eigh       : eigenvalues", np.allclose(w.numpy(), np.linalg.eigvalsh(S)))
+print("pinv       :", np.allclose(lucid.linalg.pinv(A_t).numpy(), np.linalg.pinv(M)))
+print("norm (fro) :", np.isclose(lucid.linalg.norm(A_t).item(), np.linalg.norm(M)))
+print("A^3        :", np.allclose(lucid.linalg.matrix_power(A_t, 3).numpy(),
+                                 np.linalg.matrix_power(M, 3)))
+""", check=True),
+    md(r"""
+The gradient of $\log \lvert\det A\rvert$ is $A^{-\top}$ - a classic of matrix calculus:
+"""),
+    code("""
+A_g = lucid.Tensor(M, requires_grad=True)
+lucid.linalg.slogdet(A_g)[1].backward()
+print("d log|det A| / dA == inv(A)^T:", np.allclose(A_g.grad, np.linalg.inv(M).T))
+""", check=True),
+    md("""
+## 3. Tensors by pattern: `lucid.einops`
+
+`rearrange`, `reduce` and `repeat` name the axes instead of counting them (the `einops` package,
+with Lucid as its backend, so every step is a differentiable Lucid op). `lucid.einsum` reads any
+subscripts NumPy does - a repeated letter is a diagonal: `"ii->"` is the trace.
+"""),
+    code("""
+from lucid import einops
+
+images = lucid.Tensor(np.arange(2 * 3 * 4 * 4, dtype=np.float64).reshape(2, 3, 4, 4))
+patches = einops.rearrange(images, "b c (h p1) (w p2) -> b (h w) (c p1 p2)", p1=2, p2=2)
+print("4 patches of 2x2x3 per image:", patches.shape)
+pooled = einops.reduce(images, "b c (h 2) (w 2) -> b c h w", "max")
+print("2x2 max-pool == F.max_pool2d:", np.allclose(pooled.numpy(),
+                                                   F.max_pool2d(images, 2).numpy()))
+print("repeat:", einops.repeat(lucid.Tensor([1.0, 2.0]), "n -> n r", r=3).numpy().tolist())
+T = lucid.Tensor(M)
+print("einsum('ii->') == trace:", np.isclose(lucid.einsum("ii->", T).item(), np.trace(M)))
+""", check=True),
+    md("""
+## 4. More of the Tensor API
+
+Statistics with `ddof`, products (with an exact gradient at zeros), norms, `clamp`, bitwise
+operators on integers, in-place methods (which bump the version counter that backward checks),
+and counting: `unique`, `nonzero`, `histogram`.
+"""),
+    code("""
+v = lucid.Tensor([1.0, 2.0, 4.0, 7.0])
+print("std(ddof=1):", np.isclose(v.std(ddof=1).item(), np.std([1, 2, 4, 7], ddof=1)))
+print("var(ddof=1):", np.isclose(v.var(ddof=1).item(), np.var([1, 2, 4, 7], ddof=1)))
+print("prod       :", lucid.prod(v).item(), "  norm:", round(v.norm().item(), 4))
+print("clamp      :", lucid.clamp(v, 2.0, 5.0).numpy().tolist(), "  cube:",
+      lucid.cube(lucid.Tensor([2.0])).item())
+i = lucid.Tensor([6, 5, 12])
+print("bitwise    :", (i & 3).tolist(), (i | 1).tolist(), (i ^ 4).tolist(), (~i).tolist())
+z = lucid.zeros(3)
+z.add_(1.0).mul_(4.0)
+print("in place   :", z.numpy().tolist(), " version", z._version)
+values, counts = lucid.unique(lucid.Tensor([3, 1, 3, 2, 1, 3]), return_counts=True)
+print("unique     :", values.tolist(), counts.tolist())
+print("nonzero    :", lucid.nonzero(lucid.Tensor([0, 5, 0, 7])).tolist())
+hist, edges = lucid.histogram(lucid.Tensor([0.1, 0.4, 0.45, 0.9]), bins=2, range=(0.0, 1.0))
+print("histogram  :", hist.tolist(), edges.tolist())
+gx, gy = lucid.meshgrid(lucid.Tensor([1.0, 2.0, 3.0]), lucid.Tensor([10.0, 20.0]))
+print("meshgrid   :", gx.shape, gy.shape, "  diag:", lucid.diag(lucid.Tensor([1.0, 2.0])).tolist())
+""", check=True),
+    md("""
+## 5. More layers
+
+Activations from MobileNet and friends, 3-D convolution and pooling, transposed 1-D convolution,
+adaptive max pooling, resampling (`Upsample`, `F.interpolate`), padding modes, channel dropout and
+stochastic depth, instance normalisation, bilinear layers, `Unfold`/`Fold`, parameter
+containers, three more losses, and gradient clipping. Each is checked against its formula.
+"""),
+    code("""
+t = lucid.Tensor([-4.0, -1.0, 0.5, 3.5, 7.0])
+a = t.numpy()
+checks = {
+    "ReLU6":       (nn.ReLU6()(t),       np.clip(a, 0, 6)),
+    "Hardsigmoid": (nn.Hardsigmoid()(t), np.clip(a + 3, 0, 6) / 6),
+    "Hardswish":   (nn.Hardswish()(t),   a * np.clip(a + 3, 0, 6) / 6),
+    "Mish":        (nn.Mish()(t),        a * np.tanh(np.log1p(np.exp(a)))),
+    "Softplus":    (nn.Softplus()(t),    np.log1p(np.exp(a))),
+    "SELU":        (nn.SELU()(t),        1.0507009873554805 * np.where(
+                                             a > 0, a, 1.6732632423543772 * np.expm1(a))),
+}
+for name, (ours, ref) in checks.items():
+    print(f"{name:12s}", np.allclose(ours.numpy(), ref))
+""", check=True),
+    code("""
+lucid.random.seed(0)
+vol = lucid.random.randn(1, 2, 4, 6, 6, dtype=lucid.Float32)
+print("Conv3d          :", nn.Conv3d(2, 5, kernel_size=3, padding=1)(vol).shape)
+print("MaxPool3d       :", nn.MaxPool3d(2)(vol).shape, " AvgPool3d:", nn.AvgPool3d(2)(vol).shape)
+seq = lucid.random.randn(1, 2, 5, dtype=lucid.Float32)
+print("ConvTranspose1d :", nn.ConvTranspose1d(2, 3, kernel_size=3, stride=2)(seq).shape)
+img = lucid.Tensor(np.arange(16.0).reshape(1, 1, 4, 4))
+print("AdaptiveMaxPool2d(2):", nn.AdaptiveMaxPool2d(2)(img).numpy().reshape(-1).tolist())
+print("Upsample nearest x2 :", nn.Upsample(scale_factor=2)(img).shape)
+print("bilinear, corners   :", F.interpolate(img, size=(7, 7), mode="bilinear",
+                                             align_corners=True).numpy()[0, 0, [0, -1]][:, [0, -1]]
+      .tolist())
+print("pad reflect         :", F.pad(lucid.Tensor([[[1.0, 2.0, 3.0]]]), (2, 1), mode="reflect")
+      .numpy().tolist())
+print("Dropout2d (eval)    :", np.array_equal(nn.Dropout2d(0.5).eval()(img).numpy(), img.numpy()))
+print("DropPath (eval)     :", np.array_equal(nn.DropPath(0.2).eval()(img).numpy(), img.numpy()))
+normed = nn.InstanceNorm2d(1)(img).numpy()
+print("InstanceNorm2d      : mean", round(float(normed.mean()), 6), " std",
+      round(float(normed.std()), 4))
+print("F.normalize         :", F.normalize(lucid.Tensor([[3.0, 4.0]])).numpy().tolist())
+bil = nn.Bilinear(3, 4, 2)
+print("Bilinear            :", bil(lucid.zeros(5, 3), lucid.zeros(5, 4)).shape,
+      [n for n, _ in bil.named_parameters()])
+cols = nn.Unfold(2, stride=2)(img)   # four 2x2 windows side by side: no overlap
+print("Unfold / Fold       :", cols.shape, np.array_equal(
+    nn.Fold((4, 4), 2, stride=2)(cols).numpy(), img.numpy()))
+""", check=True),
+    code("""
+class Mixture(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = nn.ParameterList([nn.Parameter(lucid.ones(2)) for _ in range(3)])
+        self.named = nn.ParameterDict({"shift": nn.Parameter(lucid.zeros(2))})
+
+print("parameter names:", [n for n, _ in Mixture().named_parameters()])
+x_, y_ = lucid.Tensor([0.0, 2.0, -3.0]), lucid.Tensor([0.5, 0.0, 0.0])
+print("L1Loss       :", nn.L1Loss()(x_, y_).item(), "(mean of 0.5, 2, 3)")
+print("SmoothL1Loss :", round(nn.SmoothL1Loss()(x_, y_).item(), 4),
+      "(mean of 0.125, 1.5, 2.5)")
+logp = lucid.Tensor(np.log([[0.5, 0.5]]))
+q = lucid.Tensor([[0.9, 0.1]])
+kl = 0.9 * math.log(0.9 / 0.5) + 0.1 * math.log(0.1 / 0.5)
+print("KLDivLoss    :", np.isclose(nn.KLDivLoss(reduction="batchmean")(logp, q).item(), kl))
+from lucid.nn.utils import (clip_grad_norm_, clip_grad_value_, parameters_to_vector,
+                            vector_to_parameters)
+w = nn.Parameter(lucid.zeros(2))
+w.grad = np.array([3.0, 4.0], dtype=np.float32)
+print("clip_grad_norm_ : norm before", clip_grad_norm_([w], max_norm=1.0).item(),
+      " after", round(float(np.linalg.norm(w.grad)), 4))
+clip_grad_value_([w], 0.5)
+print("clip_grad_value_:", w.grad.tolist())
+net = nn.Linear(2, 2)
+flat = parameters_to_vector(net.parameters())
+vector_to_parameters(flat * 0, net.parameters())
+print("parameters as a vector:", flat.shape, " zeroed:",
+      all(np.all(p.numpy() == 0) for p in net.parameters()))
+""", check=True),
+    md("""
+## 6. More optimizers, schedules and dataset tools
+
+Four more update rules (each PyTorch's formula) on the same quadratic bowl, and five more
+learning-rate schedules, printed epoch by epoch.
+"""),
+    code("""
+from lucid.optim import Adadelta, Adamax, NAdam, RAdam
+from lucid.optim.lr_scheduler import (CyclicLR, LinearLR, NoamScheduler, OneCycleLR,
+                                      SequentialLR, StepLR)
+
+def minimise(make, steps=200):
+    p = nn.Parameter(lucid.Tensor([3.0, -2.0]))
+    opt = make([p])
+    for _ in range(steps):
+        opt.zero_grad()
+        ((p * p) * lucid.Tensor([1.0, 10.0])).sum().backward()
+        opt.step()
+    return float((p * p).sum().item())
+
+for name, make in [("NAdam", lambda ps: NAdam(ps, lr=0.1)), ("RAdam", lambda ps: RAdam(ps, lr=0.1)),
+                   ("Adamax", lambda ps: Adamax(ps, lr=0.1)),
+                   ("Adadelta", lambda ps: Adadelta(ps, lr=1.0))]:
+    print(f"{name:9s} |p|^2 after 200 steps: {minimise(make):.2e} (from 13)")
+# (Adadelta has no learning rate to speak of: it learns each step's size from the ratio of
+# two running averages, which start at 0, so its first steps are tiny.)
+
+def rates(make, epochs=8):
+    opt = lucid.optim.SGD([nn.Parameter(lucid.zeros(1))], lr=0.1)
+    sched = make(opt)
+    out = []
+    for _ in range(epochs):
+        out.append(round(opt.param_groups[0]["lr"], 4))
+        opt.step()
+        sched.step()
+    return out
+
+print("LinearLR     :", rates(lambda o: LinearLR(o, start_factor=0.25, total_iters=4)))
+print("OneCycleLR   :", rates(lambda o: OneCycleLR(o, max_lr=1.0, total_steps=8,
+                                                     cycle_momentum=False)))
+print("CyclicLR     :", rates(lambda o: CyclicLR(o, base_lr=0.1, max_lr=0.5, step_size_up=2,
+                                                   cycle_momentum=False)))
+print("NoamScheduler:", rates(lambda o: NoamScheduler(o, model_size=16, warmup_steps=3)))
+print("SequentialLR :", rates(lambda o: SequentialLR(
+    o, [LinearLR(o, start_factor=0.5, total_iters=2), StepLR(o, step_size=2, gamma=0.5)],
+    milestones=[3])))
+""", check=True),
+    code("""
+from lucid.data import ConcatDataset, Subset, TensorDataset
+
+first = TensorDataset(lucid.Tensor(np.arange(3.0)))
+second = TensorDataset(lucid.Tensor(np.arange(10.0, 15.0)))
+both = ConcatDataset([first, second])
+print("ConcatDataset:", len(both), both.cumulative_sizes, [float(both[i][0]) for i in (0, 3, -1)])
+evens = Subset(both, [0, 2, 4, 6])
+print("Subset       :", len(evens), [float(evens[i][0]) for i in range(len(evens))])
+""", check=True),
+    md("""
+## Exercise
+
+Use `functional.hessian` to find the Hessian of $f(x, y) = x^2 y + \\sin(x y)$ at $(1, 2)$, and
+check it by hand.
+
+### Answer
+
+$f_{xx} = 2y - y^2 \\sin(xy)$, $f_{xy} = 2x + \\cos(xy) - xy \\sin(xy)$,
+$f_{yy} = -x^2 \\sin(xy)$.
+"""),
+    code("""
+def f(v):
+    x, y = v[0], v[1]
+    return x * x * y + lucid.sin(x * y)
+
+H = functional.hessian(f, lucid.Tensor([1.0, 2.0]))
+x0, y0 = 1.0, 2.0
+by_hand = np.array([
+    [2 * y0 - y0**2 * math.sin(x0 * y0), 2 * x0 + math.cos(x0 * y0) - x0 * y0 * math.sin(x0 * y0)],
+    [2 * x0 + math.cos(x0 * y0) - x0 * y0 * math.sin(x0 * y0), -x0**2 * math.sin(x0 * y0)],
+])
+print(H.numpy().round(4))
+print("matches the hand computation:", np.allclose(H.numpy(), by_hand))
+""", check=True),
+    md("""
+Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
+[09_layer_catalogue.ipynb](09_layer_catalogue.ipynb).
+"""),
+]
+
+
+if __name__ == "__main__":
+    main({"10": (NAME, CELLS)})
