@@ -138,6 +138,15 @@ _NOT_TWICE = ("its backward rule calls the backend's factorisation routines (inv
               "eigh ...) on arrays, not Lucid ops.")
 
 
+class _Factorisation(Op):
+    """What the matrix routines share: counted in multiply-adds, and (for now) differentiable
+    once only.  (Each also says ``function = None``: published in ``lucid.linalg`` only.)"""
+
+    counts_macs = True  # a factorisation: multiply-adds (see each FLOPs rule)
+    twice_differentiable = False
+    twice_differentiable_why = _NOT_TWICE
+
+
 class VectorNorm(Op):
     """y = ||x||_p over ``axis`` (all axes by default).   dL/dx = g x / ||x|| for p = 2.
 
@@ -233,7 +242,7 @@ class VectorNorm(Op):
 # inverse, determinants, solve
 
 
-class Inv(Op):
+class Inv(_Factorisation):
     """Y = A^-1 (A Y = Y A = I).   dL/dA = -Y^T g Y^T.
 
     Differentiating A Y = I gives dY = -Y dA Y, hence the rule (it needs only Y).
@@ -242,10 +251,7 @@ class Inv(Op):
     """
 
     name = "inv"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.inv only
     saves_inputs = False
     saves_output = True
 
@@ -268,7 +274,7 @@ class Inv(Op):
         return 2 * _batch(a) * a.shape[-1] ** 3
 
 
-class Det(Op):
+class Det(_Factorisation):
     """d = det A.   dL/dA = g d A^-T.
 
     Jacobi's formula: dd = d · tr(A^-1 dA), hence the rule.  It needs A^-1: at a
@@ -278,10 +284,7 @@ class Det(Op):
     """
 
     name = "det"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.det only
     saves_output = True
 
     def forward(self, xp, a):
@@ -309,7 +312,7 @@ class Det(Op):
         return _batch(a) * (n ** 3 + n * n)
 
 
-class SLogDet(Op):
+class SLogDet(_Factorisation):
     """l = log|det A|  (and sign, with det A = sign · exp(l)).   dL/dA = g A^-T.
 
     The log-determinant without overflow.  The op's output is logabsdet; ``sign`` (-1, 0 or
@@ -321,10 +324,7 @@ class SLogDet(Op):
     """
 
     name = "slogdet"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.slogdet only
 
     def forward(self, xp, a):
         _square(self, a)
@@ -346,7 +346,7 @@ class SLogDet(Op):
     backward_flops = Det.backward_flops
 
 
-class Solve(Op):
+class Solve(_Factorisation):
     """X = A^-1 B (A X = B).   dL/dB = A^-T g,  dL/dA = -(dL/dB) X^T.
 
     The solution of A X = B, without forming A^-1.
@@ -362,10 +362,7 @@ class Solve(Op):
     """
 
     name = "solve"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.solve only
     inputs = ("a", "b")
     broadcasts = True
     wants_needs = True
@@ -422,7 +419,7 @@ class Solve(Op):
 # factorisations
 
 
-class Cholesky(Op):
+class Cholesky(_Factorisation):
     """A = L L^T, L lower triangular.   dL/dA = sym(L^-T Φ(L^T g) L^-1).
 
     L has a positive diagonal (``upper=True`` returns U = L^T, A = U^T U).  A must be
@@ -439,10 +436,7 @@ class Cholesky(Op):
     """
 
     name = "cholesky"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.cholesky only
     saves_inputs = False
     saves_output = True
 
@@ -491,7 +485,7 @@ def _qr_square_or_tall(xp: Any, q: Any, r: Any, gq: Any, gr: Any, rinv: Any) -> 
     return q @ (gr + m @ rinv_t) + (gq - q @ qdq) @ rinv_t
 
 
-class QR(Op):
+class QR(_Factorisation):
     """A = Q R.   dL/dA = Q (gR + M R^-T) + (gQ - Q Q^T gQ) R^-T   (m >= n).
 
     The reduced QR factorisation: Q (m, k) with orthonormal columns, R (k, n) upper
@@ -511,10 +505,7 @@ class QR(Op):
     """
 
     name = "qr"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.qr only
 
     def __init__(self, mode: str = "reduced") -> None:
         self.mode = mode
@@ -574,7 +565,7 @@ def _svd_macs(m: int, n: int) -> int:
     return 7 * big * k * k + 4 * k ** 3
 
 
-class SVD(Op):
+class SVD(_Factorisation):
     """A = U diag(S) V^T.   dL/dA = U (J S + diag(gS) + S K) V^T + ...   (Townsend 2016)
 
     S descending and >= 0.  ``full_matrices=True`` (the default, as in
@@ -600,10 +591,7 @@ class SVD(Op):
     """
 
     name = "svd"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.svd only
     saves_inputs = False
     saves_output = True  # with compute_uv=False the output is S, which backward keeps
 
@@ -674,7 +662,7 @@ class SVD(Op):
         return _batch(a) * macs
 
 
-class Eigh(Op):
+class Eigh(_Factorisation):
     """A = V diag(w) V^T.   dL/dA = V (diag(g_w) + F ∘ skew(V^T g_V)) V^T.
 
     For a symmetric A: eigenvalues w ascending, orthonormal eigenvectors in the columns of V.
@@ -694,10 +682,7 @@ class Eigh(Op):
     """
 
     name = "eigh"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.eigh only
     saves_inputs = False
 
     def __init__(self, UPLO: str = "L") -> None:  # noqa: N803  (NumPy's and PyTorch's name)
@@ -727,7 +712,7 @@ class Eigh(Op):
         return _batch(a) * (3 * n ** 3 + n * n)
 
 
-class Eig(Op):
+class Eig(_Factorisation):
     """A v_i = w_i v_i.   No gradient.
 
     For a general square real A: eigenvalues w and unit eigenvectors (the
@@ -742,10 +727,7 @@ class Eig(Op):
     """
 
     name = "eig"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.eig only
     differentiable = False
     saves_inputs = False
 
@@ -761,7 +743,7 @@ class Eig(Op):
         return 0
 
 
-class Pinv(Op):
+class Pinv(_Factorisation):
     """X = A^+.   dL/dA = -X^T g X^T + (I - A X) g^T X X^T + X^T X g^T (I - X A).
 
     The Moore-Penrose pseudo-inverse: with A = U diag(S) V^T (thin SVD),
@@ -778,10 +760,7 @@ class Pinv(Op):
     """
 
     name = "pinv"
-    counts_macs = True  # a factorisation: multiply-adds (see the FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
-    function = None
+    function = None  # lucid.linalg.pinv only
     saves_output = True
 
     def __init__(self, rtol: float | None = None) -> None:
