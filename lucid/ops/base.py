@@ -455,8 +455,10 @@ def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     xs = [a.data for a in args]
     op.flops = op.forward_flops(out.data, *xs)
     if out.requires_grad:
-        if not op.wants_needs and len(args) > 1:  # the rule counts only the gradients computed
-            op.needs = tuple([a.requires_grad for a in args])
+        n = len(args)
+        if n > 1 and not op.wants_needs:  # the rule counts only the gradients computed
+            op.needs = ((args[0].requires_grad, args[1].requires_grad) if n == 2 else
+                        tuple([a.requires_grad for a in args]))
         op.flops_bwd = op.backward_flops(out.data, *xs)
     else:
         op.flops_bwd = 0

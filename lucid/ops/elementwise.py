@@ -494,12 +494,9 @@ class Binary(Op):
         # the rule's arithmetic for the gradients it computes, plus the additions that sum a
         # broadcast gradient down to its input's shape
         need_a, need_b = self.needs
-        return (self.grad_cost(need_a, need_b) * out.size
-                + need_a * (out.size - a.size) + need_b * (out.size - b.size))
-
-    def grad_cost(self, need_a: bool, need_b: bool) -> int:
-        """FLOPs per output element of the gradients wanted."""
-        return self.bwd_cost[0] * need_a + self.bwd_cost[1] * need_b
+        cost_a, cost_b = self.bwd_cost
+        n = out.size
+        return need_a * (cost_a * n + n - a.size) + need_b * (cost_b * n + n - b.size)
 
 
 class Add(Binary):
@@ -578,8 +575,11 @@ class Div(Binary):
         ga = g / self.b  # dL/db = -(g / b) a / b reuses it
         return (ga if self.needs[0] else None), (-ga * self.a / self.b if self.needs[1] else None)
 
-    def grad_cost(self, need_a, need_b):
-        return 1 + 3 * need_b  # g / b; then negate, times a, over b
+    def backward_flops(self, out, a, b):
+        # g / b (shared); then negate, times a, over b for dL/db; and the broadcast sums
+        need_a, need_b = self.needs
+        n = out.size
+        return n + need_a * (n - a.size) + need_b * (4 * n - b.size)
 
 
 class FloorDiv(Binary):
@@ -631,9 +631,12 @@ class Pow(Binary):
 
 
 
-def _share_cost(self: Binary, need_a: bool, need_b: bool) -> int:
-    # the share (two comparisons, two selects), then g * share and g * (1 - share)
-    return 4 + need_a + 2 * need_b
+def _share_flops(self: Binary, out: Any, a: Any, b: Any) -> int:
+    # the share (two comparisons, two selects), then g * share and g * (1 - share), and the
+    # broadcast sums
+    need_a, need_b = self.needs
+    n = out.size
+    return 4 * n + need_a * (2 * n - a.size) + need_b * (3 * n - b.size)
 
 
 class Maximum(Binary):
@@ -654,7 +657,7 @@ class Maximum(Binary):
         share = xp.where(a > b, 1.0, xp.where(a == b, 0.5, 0.0)).astype(g.dtype)
         return (g * share if self.needs[0] else None), (g * (1 - share) if self.needs[1] else None)
 
-    grad_cost = _share_cost
+    backward_flops = _share_flops
 
 
 class Minimum(Binary):
@@ -675,7 +678,7 @@ class Minimum(Binary):
         share = xp.where(a < b, 1.0, xp.where(a == b, 0.5, 0.0)).astype(g.dtype)
         return (g * share if self.needs[0] else None), (g * (1 - share) if self.needs[1] else None)
 
-    grad_cost = _share_cost
+    backward_flops = _share_flops
 
 
 # --------------------------------------------------------------------------------------------
