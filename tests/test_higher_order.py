@@ -14,7 +14,7 @@ from tests.specs import ALL_SPECS
 
 # The ops whose backward rule cannot run on Lucid ops yet, each with its reason on the class
 # (``twice_differentiable_why``): a new one must be added here knowingly.
-NOT_TWICE = {"conv", "conv_transpose", "unfold", "fold", "max_pool", "avg_pool", "cumprod", "gelu",
+NOT_TWICE = {"max_pool", "avg_pool", "cumprod", "gelu",
              "inv", "det", "slogdet", "solve", "cholesky", "qr", "svd", "eigh", "pinv", "prod"}
 
 ROWS = [s for s in ALL_SPECS if s.grad]
@@ -259,3 +259,28 @@ def test_second_derivatives_through_indexing():
     s, c = np.sin(2.0), np.cos(2.0)
     np.testing.assert_allclose(H.numpy(), [[4 - 4 * s, 2 + c - 2 * s], [2 + c - 2 * s, -s]],
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_gradient_penalty_through_a_convolution(device):
+    """A CNN critic's input-gradient norm, differentiated with respect to its weights: the
+    convolution's backward (im2col, col2im and GEMMs) recorded as a graph."""
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    rng = np.random.default_rng(3)
+    x = lucid.Tensor(rng.standard_normal((2, 2, 5, 5)), requires_grad=True)
+    w = lucid.Tensor(rng.standard_normal((3, 2, 3, 3)) * 0.3, requires_grad=True)
+    if device == "gpu":  # float32 on MLX: a float32-level check
+        x = lucid.Tensor(x.numpy().astype(np.float32), requires_grad=True, device="gpu")
+        w = lucid.Tensor(w.numpy().astype(np.float32), requires_grad=True, device="gpu")
+
+    def penalty(weight):
+        with lucid.enable_grad():  # (gradcheck evaluates it under no_grad too)
+            y = lucid.tanh(lucid.nn.functional.conv2d(x, weight, padding=1, stride=2)).sum()
+            (gx,) = grad(y, x, create_graph=True)
+            return (gx * gx).sum()
+
+    if device == "cpu":
+        assert gradcheck(penalty, w)
+    else:
+        assert gradcheck(penalty, w, eps=1e-2, atol=1e-2, rtol=5e-2)

@@ -74,6 +74,7 @@ import numpy as np
 from lucid.backends import backend_for
 from lucid.ops.base import Op, apply, numel
 from lucid.shapes import fmt
+from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
 
 # --------------------------------------------------------------------------------------------
@@ -249,6 +250,8 @@ class Windows:
         Row (c, k_1..k_d) of cols holds channel c of every image shifted by the kernel offset:
         a strided *view* of the padded input (no copy), materialised by one reshape.
         """
+        if isinstance(x, Tensor):  # create_graph: the same windows, recorded as an op
+            return apply(_Im2col(self, groups), x)
         n, c = x.shape[0], x.shape[1]
         xpad = self.pad(xp, self.batch_last(xp, x), first=1)  # (C, *padded, N)
         image = numel(self.padded) * n
@@ -265,6 +268,8 @@ class Windows:
     def col2im(self, xp: Any, cols: Any, channels: int, batch: int) -> Any:
         """The adjoint of ``im2col``: (groups, C/groups · taps, prod(out) · N) ->
         (N, C, *size), each row added back at its kernel offset (taps strided adds)."""
+        if isinstance(cols, Tensor):  # create_graph: the same sums, recorded as an op
+            return apply(_Col2im(self, channels, batch), cols)
         cols = cols.reshape((channels, self.taps, *self.out, batch))
         out = xp.zeros((channels, *self.padded, batch), dtype=cols.dtype)
         for t, offset in enumerate(self.offsets):
@@ -288,16 +293,66 @@ class Windows:
 # convolution
 
 
+class _Im2col(Op):
+    """cols = im2col(x) with the windows of one convolution, as an op: how a convolution's
+    backward rule records a graph under ``create_graph=True`` (second derivatives).  Its
+    backward is col2im, itself an op when differentiated again (:class:`_Col2im`)."""
+
+    saves_inputs = False
+
+    def __init__(self, win: Windows, groups: int) -> None:
+        self.win, self.groups = win, groups
+
+    def forward(self, xp, x):
+        if isinstance(x, Tensor):
+            return apply(_Im2col(self.win, self.groups), x)
+        self.n, self.c = x.shape[0], x.shape[1]
+        return self.win.im2col(xp, x, self.groups)
+
+    def backward(self, xp, g):
+        return (self.win.col2im(xp, g, self.c, self.n),)
+
+    def forward_flops(self, out, x):
+        return 0  # moves data only
+
+    def backward_flops(self, out, x):
+        return out.size  # one addition per window element
+
+
+class _Col2im(Op):
+    """x = col2im(cols), the adjoint of :class:`_Im2col`, as an op (its backward is im2col)."""
+
+    saves_inputs = False
+
+    def __init__(self, win: Windows, channels: int, batch: int) -> None:
+        self.win, self.channels, self.batch = win, channels, batch
+
+    def forward(self, xp, cols):
+        if isinstance(cols, Tensor):
+            return apply(_Col2im(self.win, self.channels, self.batch), cols)
+        self.groups = cols.shape[0]
+        return self.win.col2im(xp, cols, self.channels, self.batch)
+
+    def backward(self, xp, g):
+        return (self.win.im2col(xp, g, self.groups),)
+
+    def forward_flops(self, out, cols):
+        return cols.size  # one addition per column element
+
+    def backward_flops(self, out, cols):
+        return 0
+
+
+# named after the classes are made: internal ops, not published (see graph_xp's _Scatter)
+_Im2col.name, _Col2im.name = "im2col", "col2im"
+
+
 class _ConvBase(Op):
     """What conv and conv_transpose share: arguments, checks, the error prefix."""
 
     wants_needs = True
     counts_macs = True
     kind = "conv"
-    twice_differentiable = False
-    twice_differentiable_why = ("its windows are strided views of the input (as_strided) and "
-                                "its gradients are written in place: neither is a Lucid op "
-                                "yet.")
 
     def __init__(self, d: int, stride, padding, dilation, groups: int) -> None:
         self.d = d
@@ -527,9 +582,6 @@ class Unfold(Op):
     output position l (PyTorch's ``unfold``).  Row (c, t) is channel c shifted by kernel
     offset t.  dL/dx = col2im(g): each window element's gradient added back where it was read.
     """
-    twice_differentiable = False
-    twice_differentiable_why = _ConvBase.twice_differentiable_why
-
     name = "unfold"
     saves_inputs = False
 
@@ -585,8 +637,6 @@ class Fold(Op):
 
     name = "fold"
     saves_inputs = False
-    twice_differentiable = False
-    twice_differentiable_why = _ConvBase.twice_differentiable_why
 
     @classmethod
     def call(cls, x: Any, output_size: Any, kernel_size: Any, dilation: Any = 1,
@@ -636,8 +686,10 @@ class Fold(Op):
 
 class _Pool(Op):
     """Shared by max_pool and avg_pool: arguments and checks."""
+
     twice_differentiable = False
-    twice_differentiable_why = _ConvBase.twice_differentiable_why
+    twice_differentiable_why = ("its backward picks each window's maximum (or spreads its "
+                                "mean) by writing in place, not with Lucid ops.")
 
     saves_inputs = False
 
