@@ -71,8 +71,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.backends import backend_for
-from lucid.ops.base import Op, apply, numel
+from lucid.backends import BACKENDS, backend_for
+from lucid.ops.base import FUNCTIONS, Op, apply, numel
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
@@ -687,10 +687,6 @@ class Fold(Op):
 class _Pool(Op):
     """Shared by max_pool and avg_pool: arguments and checks."""
 
-    twice_differentiable = False
-    twice_differentiable_why = ("its backward picks each window's maximum (or spreads its "
-                                "mean) by writing in place, not with Lucid ops.")
-
     saves_inputs = False
 
     def __init__(self, d: int, kernel_size, stride=None, padding=0, dilation=1) -> None:
@@ -748,6 +744,20 @@ class _Pool(Op):
                 dx[win.region(offset)] += part(t)
         return win.crop(dx)
 
+    def replay(self, x: Tensor) -> None:
+        """create_graph: what the backward rule reads (windows, argmax) from x's values."""
+        self.forward(BACKENDS[x.device].xp, x.data)
+
+    def scatter_graph(self, part: Any) -> Tensor:
+        """:meth:`scatter` as ops (create_graph): the parts stacked into columns, then
+        col2im (an op of its own, see :class:`_Col2im`)."""
+        win = self.win
+        stacked = FUNCTIONS["stack"]([part(t) for t in range(win.taps)], axis=2)
+        n, c = stacked.shape[0], stacked.shape[1]
+        cols = stacked.transpose((1, 2, *range(3, 3 + self.d), 0))
+        cols = cols.reshape((1, c * win.taps, numel(win.out) * n))
+        return win.col2im(None, cols, c, n)
+
     def forward_flops(self, out, x):
         return out.size * self.win.taps
 
@@ -775,6 +785,8 @@ class MaxPool(_Pool):
     saves_inputs = True  # backward finds each window's maximum in x again
 
     def forward(self, xp, x):
+        if isinstance(x, Tensor):
+            return self.replay(x)
         win = self.windows(x)
         self.shape, self.x = tuple(x.shape), _batched(x, self.d)
         xpad = win.pad(xp, self.x, value=-float("inf"))
@@ -793,6 +805,9 @@ class MaxPool(_Pool):
 
     def backward(self, xp, g):
         argmax = self.argmax
+        if isinstance(g, Tensor):  # create_graph: the same rule, as ops
+            g = _batched(g, self.d)
+            return (self.scatter_graph(lambda t: g * (argmax == t)).reshape(self.shape),)
         g = _same_order(xp, _batched(g, self.d), argmax)
 
         def part(t):
@@ -815,6 +830,8 @@ class AvgPool(_Pool):
         super().__init__(d, kernel_size, stride, padding)
 
     def forward(self, xp, x):
+        if isinstance(x, Tensor):
+            return self.replay(x)
         win = self.windows(x)
         self.shape, self.x = tuple(x.shape), _batched(x, self.d)
         xpad = win.pad(xp, self.x)
@@ -826,4 +843,6 @@ class AvgPool(_Pool):
 
     def backward(self, xp, g):
         g = _batched(g, self.d) * (1.0 / self.win.taps)
+        if isinstance(g, Tensor):  # create_graph: the same rule, as ops
+            return (self.scatter_graph(lambda t: g).reshape(self.shape),)
         return (self.scatter(xp, lambda t: g, g.dtype).reshape(self.shape),)
