@@ -24,10 +24,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from lucid.ops.base import Op
-from lucid.ops.elementwise import Elementwise
+from lucid.ops.elementwise import Elementwise, _erf
 from lucid.shapes import normalize_axis
 
 SQRT_HALF = math.sqrt(0.5)
@@ -50,17 +48,6 @@ def _sigmoid(xp: Any, x: Any) -> Any:
     return xp.exp(xp.minimum(x, 0)) / (1 + xp.exp(-xp.abs(x)))
 
 
-# NumPy has no erf (SciPy has, but is no dependency of Lucid); MLX has ``mx.erf``.  Without
-# it, Python's exact ``math.erf`` runs once per element: correct to the last bit, but a
-# Python call per element -- ``gelu(x, approximate="tanh")`` is the fast form on "cpu".
-_math_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def _erf(xp: Any, x: Any) -> Any:
-    erf = getattr(xp, "erf", None)
-    if erf is not None:
-        return erf(x)
-    return _math_erf(x).astype(x.dtype)
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,8 +243,6 @@ class GELU(Elementwise):
     FLOPs: forward 9, backward 13 per element.
     """
 
-    twice_differentiable_why = ("its exact form needs erf, which has no Lucid op yet "
-                                "(approximate='tanh' is twice differentiable).")
     name = "gelu"
 
     def __init__(self, approximate: str = "none") -> None:
@@ -265,7 +250,6 @@ class GELU(Elementwise):
             raise self.error(f"approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
         self.fwd_cost, self.bwd_cost = (5, 7) if approximate == "none" else (9, 13)
-        self.twice_differentiable = approximate == "tanh"
 
     def forward(self, xp, x):
         self.x = x

@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from lucid.ops.base import FUNCTIONS, Op, apply, public
 from lucid.shapes import broadcast_shape
 from lucid.types import as_numeric, to_numeric_type
@@ -300,6 +302,39 @@ class Cosh(Elementwise):
 
     def backward(self, xp, g):
         return (g * xp.sinh(self.x),)
+
+
+# NumPy has no erf (SciPy has, but is no dependency of Lucid); MLX has ``mx.erf``.  Without
+# it, Python's exact ``math.erf`` runs once per element: correct to the last bit, but a
+# Python call per element.
+_math_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf(xp: Any, x: Any) -> Any:
+    erf = getattr(xp, "erf", None)
+    if erf is not None:
+        return erf(x)
+    return _math_erf(x).astype(x.dtype)
+
+
+class Erf(Elementwise):
+    """y = erf x = (2/√π) ∫_0^x e^(-t²) dt (the Gaussian error function).
+    dy/dx = (2/√π) e^(-x²).
+
+    FLOPs: forward 1, backward 4 (square, negate, exp, multiply) per element.
+    """
+
+    name = "erf"
+    method = True
+    bwd_cost = 4
+
+    def forward(self, xp, x):
+        self.x = x
+        return _erf(xp, x)
+
+    def backward(self, xp, g):
+        x = self.x
+        return (g * (1.1283791670955126 * xp.exp(-(x * x))),)
 
 
 class Tanh(Elementwise):

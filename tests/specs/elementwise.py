@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import lucid
@@ -39,6 +41,7 @@ UNARY = [
     _unary("sinh", np.sinh),
     _unary("cosh", np.cosh),
     _unary("tanh", np.tanh, bwd=3),
+    _unary("erf", np.vectorize(math.erf, otypes=[np.float64]), bwd=4),
     # piecewise constant: gradient 0 (finite differences agree away from the jumps)
     _unary("sign", np.sign, bwd=0),
     _unary("floor", np.floor, bwd=0),
