@@ -252,6 +252,7 @@ class Inv(_Factorisation):
 
     name = "inv"
     function = None  # lucid.linalg.inv only
+    twice_differentiable = True  # its rule is made of ops graph_xp can record
     saves_inputs = False
     saves_output = True
 
@@ -285,6 +286,7 @@ class Det(_Factorisation):
 
     name = "det"
     function = None  # lucid.linalg.det only
+    twice_differentiable = True  # its rule is made of ops graph_xp can record
     saves_output = True
 
     def forward(self, xp, a):
@@ -325,6 +327,7 @@ class SLogDet(_Factorisation):
 
     name = "slogdet"
     function = None  # lucid.linalg.slogdet only
+    twice_differentiable = True  # its rule is made of ops graph_xp can record
 
     def forward(self, xp, a):
         _square(self, a)
@@ -363,6 +366,7 @@ class Solve(_Factorisation):
 
     name = "solve"
     function = None  # lucid.linalg.solve only
+    twice_differentiable = True  # its rule is made of ops graph_xp can record
     inputs = ("a", "b")
     broadcasts = True
     wants_needs = True

@@ -33,6 +33,7 @@ from lucid.autograd.mode import enable_grad
 from lucid.backends import BACKENDS, BY_XP, backend_for
 from lucid.backends.base import Backend
 from lucid.ops.base import FUNCTIONS, Op, apply
+from lucid.ops.decomp import Det, Inv, SLogDet, Solve
 from lucid.tensor import Tensor
 
 __all__ = ["GraphXP", "NOT_TWICE_DIFFERENTIABLE"]
@@ -65,6 +66,36 @@ class _GraphBackend(Backend):
 
     def scatter_add(self, shape: tuple[int, ...], dtype: Any, index: Any, values: Any) -> Any:
         return apply(_Scatter(shape, index), values)
+
+    @property
+    def linalg(self) -> Any:
+        return _GraphLinalg(self.device)
+
+
+class _GraphLinalg:
+    """The matrix routines the rules call (``backend_for(xp).linalg.inv``), as Lucid's ops,
+    so the rules of inv, det, slogdet and solve record graphs; the factorisations with
+    several outputs (qr, svd, eigh, cholesky) refuse create_graph instead."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotTwiceDifferentiable(f"its backward uses linalg.{name}, which has no "
+                                     "differentiable form yet")
+
+    def inv(self, a: Tensor) -> Tensor:
+        return apply(Inv(), a)
+
+    def det(self, a: Tensor) -> Tensor:
+        return apply(Det(), a)
+
+    def slogdet(self, a: Tensor) -> tuple[Tensor, Tensor]:
+        sign, _ = BACKENDS[self.device].linalg.slogdet(a.data)
+        return Tensor._wrap(sign, self.device), apply(SLogDet(), a)
+
+    def solve(self, a: Tensor, b: Tensor) -> Tensor:
+        return apply(Solve(), a, b)
 
 
 class _Scatter(Op):
