@@ -36,14 +36,12 @@ from lucid.ops.base import FUNCTIONS, Op, apply
 from lucid.ops.decomp import Det, Inv, SLogDet, Solve
 from lucid.tensor import Tensor
 
-__all__ = ["GraphXP", "NOT_TWICE_DIFFERENTIABLE"]
+__all__ = ["GraphXP", "NotTwiceDifferentiable"]
 
 
 class NotTwiceDifferentiable(RuntimeError):
-    """A backward rule used something that cannot be recorded as a graph."""
-
-
-NOT_TWICE_DIFFERENTIABLE = NotTwiceDifferentiable
+    """A backward rule used something that cannot be recorded as a graph (raised, naming the
+    op and the reason, when ``create_graph=True`` reaches such an op)."""
 
 
 class _GraphBackend(Backend):
@@ -131,7 +129,6 @@ class GraphXP:
     """``xp`` for backward rules that build graphs: Lucid's functions under NumPy's names, and
     creation functions that make tensors on one device."""
 
-    # numpy's names whose Lucid function differs in name or arguments
     def __init__(self, device: str) -> None:
         self.device = device
         BY_XP[self] = _GraphBackend(self)
