@@ -14,8 +14,7 @@ from tests.specs import ALL_SPECS
 
 # The ops whose backward rule cannot run on Lucid ops yet, each with its reason on the class
 # (``twice_differentiable_why``): a new one must be added here knowingly.
-NOT_TWICE = {"cumprod",
-             "cholesky", "qr", "svd", "eigh", "pinv", "prod"}
+NOT_TWICE = {"cholesky", "qr", "svd", "eigh", "pinv"}
 
 ROWS = [s for s in ALL_SPECS if s.grad]
 

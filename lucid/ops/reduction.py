@@ -27,8 +27,9 @@ import typing
 import numpy as np
 
 from lucid.backends import backend_for
-from lucid.ops.base import Op, apply, numel, public
+from lucid.ops.base import FUNCTIONS, Op, apply, numel, public
 from lucid.shapes import fmt, normalize_axes, normalize_axis
+from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
 
 # NB: this module defines functions called sum, max, min, any and all (NumPy's names), which
@@ -216,6 +217,25 @@ class Std(Var):
         return super().backward_flops(out, x) + 2 * out.size  # g / (2 y)
 
 
+def _others(x: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """For each element of ``x``, the product of the *other* elements of its product over
+    ``axes``, built from ops only (create_graph): the n reduced values are laid out n times in
+    an (n, n) block with the element itself replaced by 1, and each row multiplied out (prod,
+    whose own backward does the same again at the next order).  Exact at zeros; O(n^2)."""
+    keep = [i for i in range(x.ndim) if i not in axes]
+    moved = x.transpose((*keep, *axes))
+    lead = tuple(moved.shape[:len(keep)])
+    n = numel(tuple(moved.shape[len(keep):]))
+    flat = moved.reshape((*lead, 1, n))
+    mask = Tensor(np.eye(n, dtype=bool), device=x.device)
+    others = FUNCTIONS["prod"](FUNCTIONS["where"](mask, 1.0, flat), axis=-1)
+    back = others.reshape(tuple(moved.shape))
+    inverse = [0] * x.ndim
+    for position, axis in enumerate((*keep, *axes)):
+        inverse[axis] = position
+    return back.transpose(tuple(inverse))
+
+
 class Prod(Reduce):
     """y = product of x over the axes (1 for no elements).
     dy/dx_i = product of the other elements = y / x_i where x_i != 0.
@@ -230,9 +250,6 @@ class Prod(Reduce):
     """
 
     name = "prod"
-    twice_differentiable = False
-    twice_differentiable_why = ("its backward counts the zeros of each product with masks "
-                                "whose own derivative is not the second derivative of prod.")
 
     def forward(self, xp, x):
         self.setup(x)
@@ -245,6 +262,8 @@ class Prod(Reduce):
 
     def backward(self, xp, g):
         x = self.x
+        if isinstance(x, Tensor):  # create_graph: the masks' derivative would be wrong
+            return (g.reshape(self.kshape) * _others(x, self.axes),)
         zero = x == 0
         safe = xp.where(zero, 1, x)
         p = xp.prod(safe, axis=self.axes, keepdims=True)  # product of the nonzero entries
@@ -574,6 +593,20 @@ class CumSum(Scan):
         return x.size
 
 
+def _cumprod_grad(x: Tensor, g: Tensor, axis: int) -> Tensor:
+    """dL/dx_k = sum_{i >= k} g_i prod_{j <= i, j != k} x_j from ops only (create_graph):
+    the line laid out n times with x_k replaced by 1 in row k, its cumprod along the row, the
+    entries i >= k kept and weighted by g.  Exact at zeros; O(n^2) per line."""
+    xm, gm = x.swapaxes(axis, -1), g.swapaxes(axis, -1)
+    n = xm.shape[-1]
+    eye = Tensor(np.eye(n, dtype=bool), device=x.device)
+    rows = FUNCTIONS["where"](eye, 1.0, xm.unsqueeze(-2))       # (..., k, j)
+    partial = FUNCTIONS["cumprod"](rows, axis=-1)               # (..., k, i)
+    later = Tensor(np.triu(np.ones((n, n), dtype=bool)), device=x.device)  # i >= k
+    kept = FUNCTIONS["where"](later, partial, 0.0)
+    return (kept * gm.unsqueeze(-2)).sum(axis=-1).swapaxes(-1, axis)
+
+
 class CumProd(Scan):
     """y_i = x_0 * x_1 * ... * x_i along the axis.
     dy_i/dx_k = prod_{j <= i, j != k} x_j for i >= k (0 for i < k), and
@@ -594,9 +627,6 @@ class CumProd(Scan):
 
     name = "cumprod"
     saves_output = True
-    twice_differentiable = False
-    twice_differentiable_why = ("its backward treats the first zero of each line with masks "
-                                "whose own derivative is not the second derivative of cumprod.")
 
     def forward(self, xp, x):
         self.setup(x)
@@ -605,6 +635,8 @@ class CumProd(Scan):
         return self.y
 
     def backward(self, xp, g):
+        if isinstance(g, Tensor):  # create_graph: the masks' derivative would be wrong
+            return (_cumprod_grad(self.x, g, self.ax),)
         x, y, ax = self.x, self.y, self.ax
         zero = x == 0
         seen = xp.cumsum(zero.astype(x.dtype), axis=ax)  # zeros up to and including k
