@@ -42,8 +42,9 @@ import numpy as np
 
 from lucid.backends import backend_for
 from lucid.backends.linalg import LinAlgError
-from lucid.ops.base import Op, numel
+from lucid.ops.base import Op, apply, numel
 from lucid.shapes import broadcast_shape, fmt, normalize_axis
+from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
 
 # --------------------------------------------------------------------------------------------
@@ -133,18 +134,13 @@ def _off_diagonal_inverse(xp: Any, d: Any) -> Any:
 # norms
 
 
-#: why the factorisations' backward rules cannot build graphs yet (create_graph=True)
-_NOT_TWICE = ("its backward rule calls the backend's factorisation routines (inv, solve, "
-              "eigh ...) on arrays, not Lucid ops.")
-
-
 class _Factorisation(Op):
-    """What the matrix routines share: counted in multiply-adds, and (for now) differentiable
-    once only.  (Each also says ``function = None``: published in ``lucid.linalg`` only.)"""
+    """What the matrix routines share: counted in multiply-adds.  (Each also says
+    ``function = None``: published in ``lucid.linalg`` only.)  Their rules call the backend's
+    routines (``backend_for(xp).linalg.inv``); under ``create_graph`` those are Lucid's own
+    ops (see ``graph_xp``), so every rule here is differentiable again."""
 
     counts_macs = True  # a factorisation: multiply-adds (see each FLOPs rule)
-    twice_differentiable = False
-    twice_differentiable_why = _NOT_TWICE
 
 
 class VectorNorm(Op):
@@ -252,7 +248,6 @@ class Inv(_Factorisation):
 
     name = "inv"
     function = None  # lucid.linalg.inv only
-    twice_differentiable = True  # its rule is made of ops graph_xp can record
     saves_inputs = False
     saves_output = True
 
@@ -286,7 +281,6 @@ class Det(_Factorisation):
 
     name = "det"
     function = None  # lucid.linalg.det only
-    twice_differentiable = True  # its rule is made of ops graph_xp can record
     saves_output = True
 
     def forward(self, xp, a):
@@ -327,7 +321,6 @@ class SLogDet(_Factorisation):
 
     name = "slogdet"
     function = None  # lucid.linalg.slogdet only
-    twice_differentiable = True  # its rule is made of ops graph_xp can record
 
     def forward(self, xp, a):
         _square(self, a)
@@ -366,7 +359,6 @@ class Solve(_Factorisation):
 
     name = "solve"
     function = None  # lucid.linalg.solve only
-    twice_differentiable = True  # its rule is made of ops graph_xp can record
     inputs = ("a", "b")
     broadcasts = True
     wants_needs = True
@@ -771,6 +763,9 @@ class Pinv(_Factorisation):
         self.rtol = rtol
 
     def forward(self, xp, a):
+        if isinstance(a, Tensor):  # create_graph: A+ recorded as this op (its rule needs A, A+)
+            self.a, self.x = a, apply(Pinv(self.rtol), a)
+            return self.x
         m, n = _matrices(self, a)
         rtol = self.rtol
         if rtol is None:

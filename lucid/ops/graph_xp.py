@@ -33,7 +33,7 @@ from lucid.autograd.mode import enable_grad
 from lucid.backends import BACKENDS, BY_XP, backend_for
 from lucid.backends.base import Backend
 from lucid.ops.base import FUNCTIONS, Op, apply
-from lucid.ops.decomp import Det, Inv, SLogDet, Solve
+from lucid.ops.decomp import QR, SVD, Cholesky, Det, Eigh, Inv, SLogDet, Solve, _unpack
 from lucid.tensor import Tensor
 
 __all__ = ["GraphXP", "NotTwiceDifferentiable"]
@@ -72,8 +72,8 @@ class _GraphBackend(Backend):
 
 class _GraphLinalg:
     """The matrix routines the rules call (``backend_for(xp).linalg.inv``), as Lucid's ops,
-    so the rules of inv, det, slogdet and solve record graphs; the factorisations with
-    several outputs (qr, svd, eigh, cholesky) refuse create_graph instead."""
+    so every matrix rule records a graph (the factorisations with several outputs -- qr,
+    svd, eigh -- as their one packed op, cut into factors)."""
 
     def __init__(self, device: str) -> None:
         self.device = device
@@ -94,6 +94,25 @@ class _GraphLinalg:
 
     def solve(self, a: Tensor, b: Tensor) -> Tensor:
         return apply(Solve(), a, b)
+
+    def cholesky(self, a: Tensor) -> Tensor:
+        return apply(Cholesky(), a)
+
+    # the factorisations with several outputs: one op, its packed result cut into factors
+    def qr(self, a: Tensor) -> tuple[Tensor, Tensor]:
+        m, n = a.shape[-2], a.shape[-1]
+        k = min(m, n)
+        return tuple(_unpack(apply(QR(), a), [(m, k), (k, n)]))
+
+    def svd(self, a: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor]:
+        m, n = a.shape[-2], a.shape[-1]
+        k = min(m, n)
+        shapes = [(m, m), (k,), (n, n)] if full_matrices else [(m, k), (k,), (k, n)]
+        return tuple(_unpack(apply(SVD(full_matrices), a), shapes))
+
+    def eigh(self, a: Tensor, uplo: str) -> tuple[Tensor, Tensor]:
+        n = a.shape[-1]
+        return tuple(_unpack(apply(Eigh(uplo), a), [(n,), (n, n)]))
 
 
 class _Scatter(Op):
