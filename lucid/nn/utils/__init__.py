@@ -113,3 +113,4 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     for p, piece in zip(params, pieces):
         p.data = piece
         p._version += 1
+from lucid.nn.utils import rnn  # noqa: E402,F401  (nn.utils.rnn.pad_sequence)

@@ -1,0 +1,337 @@
+"""Recurrent layers: ``RNNCell``, ``LSTMCell``, ``GRUCell`` and the sequence layers ``RNN``,
+``LSTM``, ``GRU`` -- PyTorch's parameter names, shapes, gate order and init, so a PyTorch
+state dict loads and the outputs match.
+
+One step of each cell, with x the input and h (and c) the state (PyTorch's formulas)::
+
+    RNN:   h' = tanh(W_ih x + b_ih + W_hh h + b_hh)                (or relu)
+    LSTM:  i, f, g, o = split(W_ih x + b_ih + W_hh h + b_hh)       (gate order i, f, g, o)
+           c' = σ(f) c + σ(i) tanh(g),   h' = σ(o) tanh(c')
+    GRU:   r, z, n_x = split(W_ih x + b_ih),  r_h, z_h, n_h = split(W_hh h + b_hh)
+           r = σ(r + r_h), z = σ(z + z_h), n = tanh(n_x + r ⊙ n_h),  h' = (1 - z) n + z h
+
+The weights of all gates are stacked in one matrix (``weight_ih`` is (gates·hidden, input)),
+so a step costs one GEMM per input; a sequence layer projects *every* time step's input in a
+single GEMM before the loop, leaving one GEMM per step for the recurrence.  All parameters
+start U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as in PyTorch.  Everything is built from
+Lucid ops, so gradients (and second derivatives) come from them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lucid.nn import init
+from lucid.nn.functional.dropout import dropout
+from lucid.nn.layers.linear import _parameter, _size
+from lucid.nn.module import Module
+from lucid.ops import concatenate, linear, relu, sigmoid, stack, tanh, where
+from lucid.shapes import fmt
+from lucid.tensor import Tensor
+from lucid.types import Float32
+
+__all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
+
+_GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
+
+
+def _cell_step(mode: str, nonlinearity: str, xw: Tensor, h: Tensor, c: Tensor | None,
+               w_hh: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor | None]:
+    """One step from the input's projection ``xw`` (W_ih x + b_ih) and the state."""
+    hw = linear(h, w_hh, b_hh)
+    if mode == "RNN":
+        z = xw + hw
+        return (tanh(z) if nonlinearity == "tanh" else relu(z)), None
+    k = h.shape[-1]
+    if mode == "LSTM":
+        z = xw + hw
+        i, f, g, o = (z[..., j * k:(j + 1) * k] for j in range(4))
+        c2 = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        return sigmoid(o) * tanh(c2), c2
+    r = sigmoid(xw[..., :k] + hw[..., :k])
+    u = sigmoid(xw[..., k:2 * k] + hw[..., k:2 * k])
+    n = tanh(xw[..., 2 * k:] + r * hw[..., 2 * k:])
+    return (1 - u) * n + u * h, None
+
+
+def _uniform_init(module: Module, hidden_size: int) -> None:
+    bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
+    for p in module.parameters():
+        init.uniform_(p, -bound, bound)
+
+
+class _Cell(Module):
+    mode = "RNN"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", dtype: Any = Float32, device: str = "cpu") -> None:
+        super().__init__()
+        kind = type(self).__name__
+        self.input_size = _size(kind, "input_size", input_size)
+        self.hidden_size = _size(kind, "hidden_size", hidden_size, 1)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"{kind}: nonlinearity must be 'tanh' or 'relu', got "
+                             f"{nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        self.bias = bias
+        rows = _GATES[self.mode] * self.hidden_size
+        self.weight_ih = _parameter(kind, (rows, self.input_size), dtype, device)
+        self.weight_hh = _parameter(kind, (rows, self.hidden_size), dtype, device)
+        if bias:
+            self.bias_ih = _parameter(kind, (rows,), dtype, device)
+            self.bias_hh = _parameter(kind, (rows,), dtype, device)
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _uniform_init(self, self.hidden_size)
+
+    def _zeros(self, x: Tensor) -> Tensor:
+        return Tensor._wrap(x.data[..., :1] * 0, x.device).broadcast_to(
+            (*x.shape[:-1], self.hidden_size)) * 1.0
+
+    def _check(self, x: Tensor) -> None:
+        if x.ndim not in (1, 2) or x.shape[-1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}: input must be (batch, {self.input_size}) "
+                             f"or ({self.input_size},), got {fmt(x.shape)}")
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class RNNCell(_Cell):
+    """One Elman RNN step: h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (``nonlinearity="relu"``
+    for relu).  ``forward(x, h=None)`` returns h' (zeros when h is None)."""
+
+    mode = "RNN"
+
+    def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
+        self._check(x)
+        h = self._zeros(x) if h is None else h
+        return _cell_step("RNN", self.nonlinearity, linear(x, self.weight_ih, self.bias_ih), h,
+                          None, self.weight_hh, self.bias_hh)[0]
+
+
+class LSTMCell(_Cell):
+    """One LSTM step (gates i, f, g, o stacked in that order, as PyTorch):
+    ``forward(x, (h, c)=None)`` returns (h', c')."""
+
+    mode = "LSTM"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 dtype: Any = Float32, device: str = "cpu") -> None:
+        super().__init__(input_size, hidden_size, bias, dtype=dtype, device=device)
+
+    def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, Tensor]:
+        self._check(x)
+        h, c = (self._zeros(x), self._zeros(x)) if state is None else state
+        h2, c2 = _cell_step("LSTM", "tanh", linear(x, self.weight_ih, self.bias_ih), h, c,
+                            self.weight_hh, self.bias_hh)
+        return h2, c2
+
+    def extra_repr(self) -> str:
+        return super().extra_repr()
+
+
+class GRUCell(_Cell):
+    """One GRU step (gates r, z, n stacked in that order, as PyTorch):
+    ``forward(x, h=None)`` returns h'."""
+
+    mode = "GRU"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 dtype: Any = Float32, device: str = "cpu") -> None:
+        super().__init__(input_size, hidden_size, bias, dtype=dtype, device=device)
+
+    def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
+        self._check(x)
+        h = self._zeros(x) if h is None else h
+        return _cell_step("GRU", "tanh", linear(x, self.weight_ih, self.bias_ih), h, None,
+                          self.weight_hh, self.bias_hh)[0]
+
+
+class _RNNBase(Module):
+    mode = "RNN"
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, dtype: Any = Float32,
+                 device: str = "cpu") -> None:
+        super().__init__()
+        kind = type(self).__name__
+        self.input_size = _size(kind, "input_size", input_size)
+        self.hidden_size = _size(kind, "hidden_size", hidden_size, 1)
+        self.num_layers = _size(kind, "num_layers", num_layers, 1)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"{kind}: nonlinearity must be 'tanh' or 'relu', got "
+                             f"{nonlinearity!r}")
+        if not 0.0 <= float(dropout) <= 1.0:
+            raise ValueError(f"{kind}: dropout must be a probability in [0, 1], got {dropout!r}")
+        self.nonlinearity, self.bias, self.batch_first = nonlinearity, bias, batch_first
+        self.dropout, self.bidirectional = float(dropout), bidirectional
+        rows = _GATES[self.mode] * self.hidden_size
+        dirs = 2 if bidirectional else 1
+        for layer in range(self.num_layers):
+            width = self.input_size if layer == 0 else self.hidden_size * dirs
+            for suffix in ("", "_reverse")[:dirs]:
+                # PyTorch's names: weight_ih_l0, weight_hh_l0, bias_ih_l0, ..., *_reverse
+                setattr(self, f"weight_ih_l{layer}{suffix}",
+                        _parameter(kind, (rows, width), dtype, device))
+                setattr(self, f"weight_hh_l{layer}{suffix}",
+                        _parameter(kind, (rows, self.hidden_size), dtype, device))
+                if bias:
+                    setattr(self, f"bias_ih_l{layer}{suffix}",
+                            _parameter(kind, (rows,), dtype, device))
+                    setattr(self, f"bias_hh_l{layer}{suffix}",
+                            _parameter(kind, (rows,), dtype, device))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _uniform_init(self, self.hidden_size)
+
+    def _weights(self, layer: int, suffix: str) -> tuple[Any, ...]:
+        get = self._parameters.get
+        return (get(f"weight_ih_l{layer}{suffix}"), get(f"bias_ih_l{layer}{suffix}"),
+                get(f"weight_hh_l{layer}{suffix}"), get(f"bias_hh_l{layer}{suffix}"))
+
+    def forward(self, x: Tensor, state: Any = None, lengths: Any = None) -> tuple[Tensor, Any]:
+        """``x``: (L, N, input_size), or (N, L, input_size) with ``batch_first``, or unbatched
+        (L, input_size).  ``state``: h0 (and c0 for LSTM) of shape (layers·directions, N,
+        hidden_size), zeros when None.  ``lengths`` (N ints, optional): each sequence's true
+        length in a padded batch; a sequence's state stops changing after its last step (the
+        reverse direction starts at its last step), Lucid's stand-in for packed sequences.
+
+        Returns (output, h_n) -- (output, (h_n, c_n)) for LSTM -- with output (L, N,
+        directions·hidden_size) (batch-first if asked) and padded steps set to zero."""
+        kind = type(self).__name__
+        unbatched = x.ndim == 2
+        if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
+            raise ValueError(f"{kind}: input must be (L, N, {self.input_size}) (or batch-first, "
+                             f"or unbatched (L, {self.input_size})), got {fmt(x.shape)}")
+        seq = x.unsqueeze(1) if unbatched else (x.swapaxes(0, 1) if self.batch_first else x)
+        steps, batch = seq.shape[0], seq.shape[1]
+        dirs = 2 if self.bidirectional else 1
+        h0, c0 = self._initial(state, seq, dirs, unbatched)
+        valid = self._valid(lengths, steps, batch, seq)
+        layer_in = seq
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d, suffix in enumerate(("", "_reverse")[:dirs]):
+                k = layer * dirs + d
+                w_ih, b_ih, w_hh, b_hh = self._weights(layer, suffix)
+                # every time step's input projection in one GEMM: (L, N, gates·hidden)
+                xw = linear(layer_in, w_ih, b_ih)
+                h = h0[k]
+                c = None if c0 is None else c0[k]
+                order = range(steps - 1, -1, -1) if d else range(steps)
+                out_steps: list[Any] = [None] * steps
+                for t in order:
+                    h2, c2 = _cell_step(self.mode, self.nonlinearity, xw[t], h, c, w_hh, b_hh)
+                    if valid is not None:  # padded steps keep the state, output zero
+                        m = valid[t]
+                        h2 = where(m, h2, h)
+                        c2 = None if c is None else where(m, c2, c)
+                        out_steps[t] = where(m, h2, 0.0 * h2)
+                    else:
+                        out_steps[t] = h2
+                    h, c = h2, c2
+                outs.append(stack(out_steps, axis=0))
+                h_n.append(h)
+                if c is not None:
+                    c_n.append(c)
+            layer_in = outs[0] if dirs == 1 else _concat_last(outs)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_in = dropout(layer_in, self.dropout, True)
+        out = layer_in
+        h_last = stack(h_n, axis=0)
+        if unbatched:
+            out, h_last = out.squeeze(1), h_last.squeeze(1)
+        elif self.batch_first:
+            out = out.swapaxes(0, 1)
+        if self.mode == "LSTM":
+            c_last = stack(c_n, axis=0)
+            return out, (h_last, c_last.squeeze(1) if unbatched else c_last)
+        return out, h_last
+
+    def _initial(self, state: Any, seq: Tensor, dirs: int, unbatched: bool
+                 ) -> tuple[Any, Any]:
+        kind = type(self).__name__
+        want = (self.num_layers * dirs, seq.shape[1], self.hidden_size)
+        zeros = Tensor._wrap(seq.data[:1, :, :1] * 0, seq.device).broadcast_to(want) * 1.0
+        if state is None:
+            return zeros, (zeros if self.mode == "LSTM" else None)
+        parts = state if self.mode == "LSTM" else (state,)
+        if self.mode == "LSTM" and (not isinstance(state, tuple) or len(state) != 2):
+            raise ValueError(f"{kind}: the state must be a pair (h0, c0)")
+        fixed = []
+        for p in parts:
+            p = p.unsqueeze(1) if unbatched else p
+            if p.shape != want:
+                raise ValueError(f"{kind}: initial state of shape {fmt(p.shape)}, expected "
+                                 f"{fmt(want)} (num_layers·directions, batch, hidden_size)")
+            fixed.append(p)
+        return fixed[0], (fixed[1] if self.mode == "LSTM" else None)
+
+    def _valid(self, lengths: Any, steps: int, batch: int, seq: Tensor) -> Any:
+        if lengths is None:
+            return None
+        n = np.asarray(lengths.numpy() if isinstance(lengths, Tensor) else lengths)
+        if n.shape != (batch,) or (n < 1).any() or (n > steps).any():
+            raise ValueError(f"{type(self).__name__}: lengths must hold {batch} ints in "
+                             f"1..{steps}, got {n.tolist()}")
+        mask = np.arange(steps)[:, None, None] < n[None, :, None]  # (L, N, 1)
+        return Tensor(mask, device=seq.device)
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.batch_first:
+            text += ", batch_first=True"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional:
+            text += ", bidirectional=True"
+        return text
+
+
+def _concat_last(parts: list[Tensor]) -> Tensor:
+    return concatenate(parts, axis=-1)
+
+
+class RNN(_RNNBase):
+    """A stack of Elman RNN layers over a sequence (``nonlinearity`` "tanh" or "relu")."""
+
+    mode = "RNN"
+
+
+class LSTM(_RNNBase):
+    """A stack of LSTM layers over a sequence; the state is (h, c)."""
+
+    mode = "LSTM"
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 dtype: Any = Float32, device: str = "cpu") -> None:
+        super().__init__(input_size, hidden_size, num_layers, "tanh", bias, batch_first,
+                         dropout, bidirectional, dtype=dtype, device=device)
+
+
+class GRU(_RNNBase):
+    """A stack of GRU layers over a sequence."""
+
+    mode = "GRU"
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 dtype: Any = Float32, device: str = "cpu") -> None:
+        super().__init__(input_size, hidden_size, num_layers, "tanh", bias, batch_first,
+                         dropout, bidirectional, dtype=dtype, device=device)
+
