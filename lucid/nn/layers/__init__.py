@@ -11,3 +11,4 @@ from lucid.nn.layers.norm import *
 from lucid.nn.layers.pooling import *
 from lucid.nn.layers.vision import *
 from lucid.nn.layers.recurrent import *
+from lucid.nn.layers.transformer import *
