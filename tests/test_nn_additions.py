@@ -45,6 +45,30 @@ def test_activation_modules(module, ref, device):
     assert list(module.parameters()) == []
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_activation_derivatives_at_the_corners(device):
+    """Where the pieces meet, the derivative PyTorch picks: hardswish 0 at -3 and 1 at 3,
+    hardsigmoid and relu6 0 at their corners (finite differences cannot decide these)."""
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    corners = np.array([-3.0, 0.0, 3.0, 6.0])
+    want = {"hardswish": [0.0, 0.5, 1.0, 1.0], "hardsigmoid": [0.0, 1 / 6, 0.0, 0.0],
+            "relu6": [0.0, 0.0, 1.0, 0.0]}
+    for name, grads in want.items():
+        x = lucid.Tensor(corners, requires_grad=True, device=device)
+        getattr(F, name)(x).sum().backward()
+        np.testing.assert_allclose(np.asarray(x.grad), grads, rtol=1e-6, err_msg=name)
+
+
+def test_softplus_negative_beta_and_threshold():
+    x = np.array([-30.0, -3.0, -0.5, 0.0, 0.5, 3.0, 30.0])
+    for beta, threshold in ((-1.0, 20.0), (-0.5, 1.0), (2.0, 5.0)):
+        bx = beta * x
+        want = np.where(bx > threshold, x, np.log1p(np.exp(bx)) / beta)
+        got = nn.Softplus(beta, threshold)(lucid.Tensor(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+
+
 def test_losses_against_numpy():
     x, t = lucid.Tensor(X), lucid.Tensor(T)
     d = X - T
@@ -150,8 +174,16 @@ def test_against_pytorch_when_installed():
                          (nn.Hardswish(), torch.nn.Hardswish()),
                          (nn.Hardsigmoid(), torch.nn.Hardsigmoid()),
                          (nn.ReLU6(), torch.nn.ReLU6()), (nn.Softplus(2.0, 5.0),
-                                                          torch.nn.Softplus(2.0, 5.0))]:
+                                                          torch.nn.Softplus(2.0, 5.0)),
+                         (nn.Softplus(-1.0), torch.nn.Softplus(-1.0))]:
         np.testing.assert_allclose(ours(lucid.Tensor(X)).numpy(), theirs(x).numpy(), rtol=1e-12)
+    corners = np.array([-3.0, 0.0, 3.0, 6.0])
+    for name in ("hardswish", "hardsigmoid", "relu6"):
+        ours, theirs = lucid.Tensor(corners, requires_grad=True), \
+            torch.tensor(corners, requires_grad=True)
+        getattr(F, name)(ours).sum().backward()
+        getattr(torch.nn.functional, name)(theirs).sum().backward()
+        np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-6, err_msg=name)
     t = torch.tensor(T)
     assert nn.SmoothL1Loss(beta=2.0)(lucid.Tensor(X), lucid.Tensor(T)).item() == pytest.approx(
         torch.nn.SmoothL1Loss(beta=2.0)(x, t).item(), rel=1e-12)
