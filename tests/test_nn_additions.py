@@ -148,6 +148,43 @@ def test_clip_grad_norm():
         clip_grad_norm_(nan, 1.0, error_if_nonfinite=True)
 
 
+def test_clip_grad_norm_non_finite_totals_scale_like_pytorch():
+    nan = _with_grads([[np.nan, 1.0], [2.0]])
+    assert math.isnan(clip_grad_norm_(nan, 1.0).item())
+    assert np.isnan(nan[1].grad).all()  # scaled by clamp(1 / NaN, max=1) = NaN
+    inf = _with_grads([[np.inf, 1.0], [2.0]])
+    with np.errstate(invalid="ignore"):  # inf * 0 in the first gradient
+        assert clip_grad_norm_(inf, 1.0).item() == math.inf
+    np.testing.assert_array_equal(inf[1].grad, [0.0])  # scaled by 1 / inf = 0
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_clip_grad_norm_on_a_device(device):
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    model = nn.Linear(3, 2).to(device)
+    model(lucid.Tensor(X[:, :3], dtype=lucid.Float32, device=device)).sum().backward()
+    grads = [np.asarray(lucid.Tensor(p.grad, device=device).numpy(), dtype=np.float64)
+             for p in model.parameters()]
+    want = math.sqrt(sum((g**2).sum() for g in grads))
+    total = clip_grad_norm_(model.parameters(), max_norm=0.5)
+    assert total.device == device and total.dtype == lucid.Float32
+    assert total.item() == pytest.approx(want, rel=1e-6)
+    for p, g in zip(model.parameters(), grads):
+        np.testing.assert_allclose(lucid.Tensor(p.grad, device=device).numpy(),
+                                   g * 0.5 / (want + 1e-6), rtol=1e-5)
+
+
+def test_parameters_to_vector_is_part_of_the_graph():
+    """As in PyTorch: a loss of the flat vector sends gradients back to the parameters."""
+    model = nn.Sequential(nn.Linear(3, 2, dtype=lucid.Float64), nn.Linear(2, 1,
+                                                                          dtype=lucid.Float64))
+    vec = parameters_to_vector(model.parameters())
+    (vec * vec).sum().backward()  # d/dp sum p^2 = 2p
+    for p in model.parameters():
+        np.testing.assert_allclose(p.grad, 2 * p.numpy(), rtol=1e-12)
+
+
 def test_clip_grad_value_and_vectors():
     params = _with_grads([[3.0, -4.0, 0.5]])
     clip_grad_value_(params, 1.0)
