@@ -119,10 +119,58 @@ def test_parameter_list_and_dict_register_like_pytorch():
     assert list(net.state_dict()) == ["ws.0", "ws.1", "named.scale"]
     net.ws.append(nn.Parameter(lucid.zeros(4)))
     assert len(net.ws) == 3 and net.ws[-1].shape == (4,) and "scale" in net.named
-    with pytest.raises(TypeError, match=r"ParameterList: expected an nn.Parameter, got Tensor"):
-        net.ws.append(lucid.zeros(2))
+    with pytest.raises(TypeError, match=r"ParameterList: expected an nn.Parameter or a Tensor, "
+                                        "got list"):
+        net.ws.append([1.0, 2.0])
     with pytest.raises(IndexError, match="ParameterList: index 5 out of range for 3"):
         net.ws[5]
+
+
+def test_parameter_containers_wrap_tensors_and_keep_places():
+    """As PyTorch: a plain Tensor becomes a Parameter; replacing an entry keeps its key's
+    place in the state dict; a slice is a ParameterList."""
+    ws = nn.ParameterList([lucid.zeros(2), lucid.ones(3), lucid.ones(4)])
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in ws)
+    ws[0] = lucid.ones(5)
+    assert list(ws.state_dict()) == ["0", "1", "2"] and [p.shape for p in ws] == [(5,), (3,), (4,)]
+    part = ws[1:]
+    assert isinstance(part, nn.ParameterList) and [p.shape for p in part] == [(3,), (4,)]
+    assert part[0] is ws[1]
+    d = nn.ParameterDict([("a", lucid.zeros(1)), ("b", nn.Parameter(lucid.zeros(2)))])
+    d["a"] = lucid.ones(4)
+    assert list(d.state_dict()) == ["a", "b"] and d["a"].shape == (4,)
+    d.update({"c": lucid.zeros(3), "a": lucid.zeros(1)})
+    assert list(d) == ["a", "b", "c"] and d["a"].shape == (1,)
+    assert d.pop("b").shape == (2,) and list(d) == ["a", "c"] and d.get("b") is None
+    del d["a"]
+    assert list(d.keys()) == ["c"] and len(d) == 1
+    with pytest.raises(KeyError, match=r"ParameterDict: no parameter 'zz'; the keys are \['c'\]"):
+        d["zz"]
+    with pytest.raises(TypeError, match="ParameterDict: expected an nn.Parameter or a Tensor"):
+        d.update({"e": lucid.zeros(1), "f": "not a tensor"})
+    assert list(d) == ["c"]  # the refused update changed nothing
+    md = nn.ModuleDict({"x": nn.Linear(2, 2), "y": nn.Linear(2, 3)})
+    md["x"] = nn.Linear(2, 4)
+    assert list(md.state_dict()) == ["x.weight", "x.bias", "y.weight", "y.bias"]
+
+
+def test_parameter_containers_load_pytorch_state_dicts():
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Module()
+    theirs.ws = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(2, 3)),
+                                        torch.nn.Parameter(torch.randn(4))])
+    theirs.named = torch.nn.ParameterDict({"scale": torch.nn.Parameter(torch.randn(1)),
+                                           "shift": torch.nn.Parameter(torch.randn(3))})
+    ours = nn.Module()
+    ours.ws = nn.ParameterList([lucid.zeros(2, 3, dtype=lucid.Float32),
+                                lucid.zeros(4, dtype=lucid.Float32)])
+    ours.named = nn.ParameterDict({"scale": lucid.zeros(1, dtype=lucid.Float32),
+                                   "shift": lucid.zeros(3, dtype=lucid.Float32)})
+    want = theirs.state_dict()
+    assert list(ours.state_dict()) == list(want)
+    ours.load_state_dict({k: v.numpy() for k, v in want.items()})
+    for k, v in ours.state_dict().items():
+        np.testing.assert_array_equal(v, want[k].numpy())
 
 
 def _with_grads(values):
