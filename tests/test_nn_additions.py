@@ -340,6 +340,47 @@ def test_pad_modes_against_numpy(mode, np_mode):
                      lucid.Tensor(x, requires_grad=True))
 
 
+def test_pad_negative_crops_and_value():
+    x = RNG.standard_normal((2, 3, 5, 4))
+    got = F.pad(lucid.Tensor(x), (-1, 2, 1, -2), value=1.5).numpy()
+    want = np.pad(x[:, :, :3, 1:], ((0, 0), (0, 0), (1, 0), (0, 2)), constant_values=1.5)
+    np.testing.assert_array_equal(got, want)
+    assert F.pad(lucid.Tensor(x), (-2, -2)).shape == (2, 3, 5, 0)
+    assert gradcheck(lambda t: F.pad(t, (-1, 2, 1, -2)), lucid.Tensor(x, requires_grad=True))
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_on_gpu_matches_cpu(mode):
+    pytest.importorskip("mlx.core")
+    x = RNG.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    cpu = lucid.Tensor(x, requires_grad=True)
+    gpu = lucid.Tensor(x, requires_grad=True, device="gpu")
+    ys = [F.pad(t, (1, 2, 3, 0), mode=mode) for t in (cpu, gpu)]
+    np.testing.assert_array_equal(ys[1].numpy(), ys[0].numpy())
+    g = RNG.standard_normal(ys[0].shape).astype(np.float32)
+    for y, d in zip(ys, ("cpu", "gpu")):
+        (y * lucid.Tensor(g, device=d)).sum().backward()
+    np.testing.assert_allclose(lucid.Tensor(gpu.grad, device="gpu").numpy(), cpu.grad,
+                               rtol=1e-6)
+
+
+def test_pad_against_pytorch():
+    torch = pytest.importorskip("torch")
+    x4 = RNG.standard_normal((2, 3, 5, 4))
+    for mode, pad, x in (("constant", (1, 2, 3, 0), x4), ("constant", (-1, 2, 1, -2), x4),
+                         ("reflect", (3, 1, 4, 2), x4), ("replicate", (2, 5, 0, 1), x4),
+                         ("circular", (4, 1, 2, 5), x4), ("reflect", (2, 1), x4[0]),
+                         ("replicate", (1, 2, 0, 1, 2, 2), x4[None])):
+        ours = lucid.Tensor(x, requires_grad=True)
+        theirs = torch.tensor(x, requires_grad=True)
+        y, t = F.pad(ours, pad, mode), torch.nn.functional.pad(theirs, pad, mode)
+        np.testing.assert_array_equal(y.numpy(), t.detach().numpy())
+        g = RNG.standard_normal(t.shape)
+        (y * lucid.Tensor(g)).sum().backward()
+        (t * torch.tensor(g)).sum().backward()
+        np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_pad_errors():
     x = lucid.zeros(1, 2, 3)
     with pytest.raises(ValueError, match="pad: mode must be one of constant, reflect"):
@@ -348,16 +389,44 @@ def test_pad_errors():
         F.pad(x, (3, 0), mode="reflect")
     with pytest.raises(ValueError, match="pad: pad must hold"):
         F.pad(x, (1, 1, 1))
+    with pytest.raises(ValueError, match=r"pad: negative pad sizes crop only in 'constant'"):
+        F.pad(x, (-1, 1), mode="replicate")
+    with pytest.raises(ValueError, match=r"pad: axis 2 of size 3 padded by \(-2, -2\) would"):
+        F.pad(x, (-2, -2))
+    with pytest.raises(ValueError, match="pad: value applies only to mode 'constant'"):
+        F.pad(x, (1, 1), mode="reflect", value=2.0)
+    with pytest.raises(TypeError, match=r"pad: pad sizes must be ints, got \(1.5, 1\)"):
+        F.pad(x, (1.5, 1))
 
 
-def _np_linear_axis(x, axis, n_out, align):
+def _np_nearest_axis(x, axis, n_out, factor=None, two_d=False):
+    """PyTorch's "nearest" index, written out: floor(i * scale) of a float32 product (its
+    kernels floor with floorf), scale = 1 / factor or in / out; the 2-D kernel computes in
+    float32 and copies (out == in) or halves (out == 2 in) outright."""
     n_in = x.shape[axis]
+    if two_d and n_out == n_in:
+        return x.copy()
+    if two_d and n_out == 2 * n_in:
+        return np.take(x, np.arange(n_out) // 2, axis)
+    real = np.float32 if two_d or x.dtype == np.float32 else np.float64
+    scale = real(1.0 / factor) if factor else real(n_in) / real(n_out)
+    src = (np.arange(n_out).astype(real) * scale).astype(np.float32)
+    return np.take(x, np.minimum(np.floor(src).astype(int), n_in - 1), axis)
+
+
+def _np_linear_axis(x, axis, n_out, align, factor=None):
+    """PyTorch's linear index and weight: s = i (in-1)/(out-1) (align_corners) or
+    (i + 0.5) scale - 0.5 clamped at 0; an axis of unchanged size is copied."""
+    n_in = x.shape[axis]
+    if n_out == n_in:
+        return x.copy()
     out = []
     for i in range(n_out):
         if align:
             src = i * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
         else:
-            src = max((i + 0.5) * n_in / n_out - 0.5, 0.0)
+            scale = 1.0 / factor if factor else n_in / n_out
+            src = max((i + 0.5) * scale - 0.5, 0.0)
         i0 = min(int(np.floor(src)), n_in - 1)
         i1 = min(i0 + 1, n_in - 1)
         w = src - i0
@@ -365,19 +434,95 @@ def _np_linear_axis(x, axis, n_out, align):
     return np.stack(out, axis)
 
 
-@pytest.mark.parametrize("size", [(7, 9), (3, 2), (5, 4)])
+@pytest.mark.parametrize("size", [(7, 9), (3, 2), (5, 4), (10, 3)])
 def test_interpolate_against_numpy(size):
     x = RNG.standard_normal((2, 3, 5, 4))
-    rows = np.minimum(np.floor(np.arange(size[0]) * 5 / size[0]).astype(int), 4)
-    cols = np.minimum(np.floor(np.arange(size[1]) * 4 / size[1]).astype(int), 3)
-    np.testing.assert_array_equal(F.interpolate(lucid.Tensor(x), size=size).numpy(),
-                                  x[:, :, rows][:, :, :, cols])
+    want = _np_nearest_axis(_np_nearest_axis(x, 2, size[0], two_d=True), 3, size[1], two_d=True)
+    np.testing.assert_array_equal(F.interpolate(lucid.Tensor(x), size=size).numpy(), want)
     for align in (False, True):
         want = _np_linear_axis(_np_linear_axis(x, 2, size[0], align), 3, size[1], align)
         got = nn.Upsample(size=size, mode="bilinear", align_corners=align)(lucid.Tensor(x))
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda t: F.interpolate(t, size=size, mode="bilinear"),
                      lucid.Tensor(x, requires_grad=True))
+    assert gradcheck(lambda t: F.interpolate(t, size=size), lucid.Tensor(x, requires_grad=True))
+
+
+def test_interpolate_index_roundings_and_scale_factors():
+    """The cases where PyTorch's arithmetic decides: a float32 floor (55 * 18/66 is
+    14.99... in float64, 15 in float32), a scale_factor that keeps the size (1-D nearest
+    still scales by 1/1.1; 2-D nearest and every linear mode copy), recompute_scale_factor."""
+    row = np.arange(18.0).reshape(1, 1, 18)
+    got = F.interpolate(lucid.Tensor(row), size=66).numpy()[0, 0]
+    assert got[55] == 15.0
+    np.testing.assert_array_equal(got, _np_nearest_axis(row, 2, 66)[0, 0])
+    five = np.arange(5.0).reshape(1, 1, 5)
+    np.testing.assert_array_equal(F.interpolate(lucid.Tensor(five), scale_factor=1.1).numpy(),
+                                  [[[0.0, 0.0, 1.0, 2.0, 3.0]]])
+    np.testing.assert_array_equal(
+        F.interpolate(lucid.Tensor(five), scale_factor=1.1, mode="linear").numpy(), five)
+    np.testing.assert_array_equal(
+        F.interpolate(lucid.Tensor(five.reshape(1, 1, 5, 1)), scale_factor=(1.1, 1)).numpy(),
+        five.reshape(1, 1, 5, 1))
+    # scale_factor 1.5 on 4 samples: 6 outputs, scale 1/1.5; recomputed: scale 4/6 (the same)
+    # but 1.3 on 7: 9 outputs, scale 1/1.3 against 7/9
+    seven = RNG.standard_normal((1, 2, 7))
+    for recompute, factor in ((None, 1.3), (True, None)):
+        got = F.interpolate(lucid.Tensor(seven), scale_factor=1.3, mode="linear",
+                            recompute_scale_factor=recompute).numpy()
+        np.testing.assert_allclose(got, _np_linear_axis(seven, 2, 9, False, factor), rtol=1e-12)
+        got = F.interpolate(lucid.Tensor(seven), scale_factor=1.3,
+                            recompute_scale_factor=recompute).numpy()
+        np.testing.assert_array_equal(got, _np_nearest_axis(seven, 2, 9, factor))
+    vol = RNG.standard_normal((1, 2, 3, 4, 2))
+    want = vol
+    for axis, n in ((2, 5), (3, 3), (4, 4)):
+        want = _np_linear_axis(want, axis, n, True)
+    got = F.interpolate(lucid.Tensor(vol), size=(5, 3, 4), mode="trilinear", align_corners=True)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda t: F.interpolate(t, scale_factor=(1.5, 0.5, 2), mode="trilinear"),
+                     lucid.Tensor(vol, requires_grad=True))
+
+
+def test_interpolate_on_gpu_matches_cpu():
+    pytest.importorskip("mlx.core")
+    x = RNG.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    for mode, align in (("nearest", None), ("bilinear", False), ("bilinear", True)):
+        for kw in ({"size": (9, 3)}, {"scale_factor": 1.7}):
+            cpu = lucid.Tensor(x, requires_grad=True)
+            gpu = lucid.Tensor(x, requires_grad=True, device="gpu")
+            ys = [F.interpolate(t, mode=mode, align_corners=align, **kw) for t in (cpu, gpu)]
+            np.testing.assert_allclose(ys[1].numpy(), ys[0].numpy(), rtol=1e-6, atol=1e-6)
+            for y in ys:
+                (y * y).sum().backward()
+            np.testing.assert_allclose(lucid.Tensor(gpu.grad, device="gpu").numpy(),
+                                       cpu.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_interpolate_against_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    for _ in range(150):
+        d = int(rng.integers(1, 4))
+        spatial = tuple(int(v) for v in rng.integers(1, 10, d))
+        if rng.random() < 0.5:
+            kw = {"size": tuple(int(v) for v in rng.integers(1, 30, d))}
+        else:
+            kw = {"scale_factor": tuple(float(v) for v in rng.choice(
+                [0.5, 1.0, 1.1, 1.5, 2.0, 2.01, 1 / 3, 0.7, 3.3], d))}
+            if min(int(s * f) for s, f in zip(spatial, kw["scale_factor"])) < 1:
+                continue
+        x = rng.standard_normal((2, 3) + spatial).astype(np.float32)
+        linear = {1: "linear", 2: "bilinear", 3: "trilinear"}[d]
+        for mode, align in (("nearest", None), (linear, False), (linear, True)):
+            want = torch.nn.functional.interpolate(torch.tensor(x), mode=mode,
+                                                   align_corners=align, **kw).numpy()
+            got = F.interpolate(lucid.Tensor(x), mode=mode, align_corners=align, **kw).numpy()
+            if mode == "nearest":
+                np.testing.assert_array_equal(got, want, err_msg=f"{spatial} {kw}")
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5,
+                                           err_msg=f"{mode} {align} {spatial} {kw}")
 
 
 def test_interpolate_errors():
@@ -386,6 +531,12 @@ def test_interpolate_errors():
         F.interpolate(x)
     with pytest.raises(ValueError, match="interpolate: mode 'linear' needs 1 spatial axis"):
         F.interpolate(x, size=4, mode="linear")
+    with pytest.raises(ValueError, match="interpolate: recompute_scale_factor is not meaningful"):
+        F.interpolate(x, size=4, recompute_scale_factor=True)
+    with pytest.raises(ValueError, match=r"interpolate: scale_factor 0.1 leaves no output"):
+        F.interpolate(x, scale_factor=0.1)
+    with pytest.raises(ValueError, match="interpolate: align_corners only applies"):
+        F.interpolate(x, size=4, align_corners=True)
 
 
 def test_channel_dropouts_and_drop_path():
