@@ -301,6 +301,66 @@ def test_3d_pools_and_adaptive_max_pool_against_numpy():
                      lucid.Tensor(img, requires_grad=True))
 
 
+def _np_adaptive_max_first(img, oh, ow):
+    """Values, flat indices and the gradient of sum(output) of PyTorch's adaptive max pool:
+    the first maximum of each window in row-major order."""
+    h, w = img.shape[-2:]
+    out = np.empty(img.shape[:-2] + (oh, ow))
+    where = np.empty(out.shape, dtype=np.int64)
+    grad = np.zeros(img.shape)
+    for lead in np.ndindex(*img.shape[:-2]):
+        for i in range(oh):
+            for j in range(ow):
+                r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
+                c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
+                win = img[lead][r0:r1, c0:c1]
+                r, c = np.unravel_index(np.argmax(win), win.shape)
+                out[lead + (i, j)] = win[r, c]
+                where[lead + (i, j)] = (r0 + r) * w + c0 + c
+                grad[lead + (r0 + r, c0 + c)] += 1.0
+    return out, where, grad
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("size", [(3, 2), (2, 5), (7, 5), (4, 1)])
+def test_adaptive_max_pool_ties_and_indices(device, size):
+    """Windows full of ties (a ReLU's zeros): the gradient goes to the first maximum only."""
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    img = np.maximum(np.round(RNG.standard_normal((2, 3, 7, 5))), 0.0).astype(np.float32)
+    want, where, grad = _np_adaptive_max_first(img.astype(np.float64), *size)
+    x = lucid.Tensor(img, requires_grad=True, device=device)
+    out, idx = F.adaptive_max_pool2d(x, size, return_indices=True)
+    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(idx.numpy(), where)
+    assert idx.dtype == lucid.Int64 and idx.device == device
+    out.sum().backward()
+    np.testing.assert_array_equal(lucid.Tensor(x.grad, device=device).numpy(), grad)
+    y = nn.AdaptiveMaxPool2d(size)(lucid.Tensor(img, device=device))
+    np.testing.assert_array_equal(y.numpy(), want)
+    # sizes that divide take max_pool2d's path: the same first-maximum rule
+    x = lucid.Tensor(img[..., :6, :4], requires_grad=True, device=device)
+    F.adaptive_max_pool2d(x, (3, 2)).sum().backward()
+    np.testing.assert_array_equal(lucid.Tensor(x.grad, device=device).numpy(),
+                                  _np_adaptive_max_first(img[..., :6, :4], 3, 2)[2])
+
+
+def test_adaptive_max_pool_against_pytorch():
+    torch = pytest.importorskip("torch")
+    img = np.maximum(np.round(RNG.standard_normal((2, 3, 9, 6)) * 2), 0.0)
+    for size in ((3, 2), (4, 4), (9, 6), (5, None), 2):
+        ours = lucid.Tensor(img, requires_grad=True)
+        theirs = torch.tensor(img, requires_grad=True)
+        y, i = F.adaptive_max_pool2d(ours, size, return_indices=True)
+        t, ti = torch.nn.functional.adaptive_max_pool2d(theirs, size, return_indices=True)
+        np.testing.assert_array_equal(y.numpy(), t.detach().numpy())
+        np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        g = RNG.standard_normal(t.shape)
+        (y * lucid.Tensor(g)).sum().backward()
+        (t * torch.tensor(g)).sum().backward()
+        np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-12)
+
+
 def test_conv3d_and_transposed_modules_shapes_and_pytorch_state_dicts():
     lucid.random.seed(0)
     conv = nn.Conv3d(2, 4, 3, padding=1)
