@@ -616,6 +616,101 @@ def test_channel_dropouts_and_drop_path():
     assert np.array_equal(nn.DropPath(0.5).eval()(lucid.ones(3, 2)).numpy(), np.ones((3, 2)))
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_channel_dropout_masks_and_rates(device):
+    """One Bernoulli(1 - p) draw per (sample, channel), kept maps scaled by 1 / (1 - p);
+    unbatched inputs draw one per channel; about p of the channels are dropped."""
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    lucid.random.seed(3)
+    for fn, shape in ((F.dropout1d, (40, 50, 3)), (F.dropout2d, (40, 50, 2, 3)),
+                      (F.dropout3d, (40, 50, 2, 2, 2)), (F.dropout2d, (50, 2, 3))):
+        x = lucid.Tensor(np.ones(shape, np.float32), requires_grad=True, device=device)
+        y = fn(x, 0.3)
+        spatial = {F.dropout1d: 1, F.dropout2d: 2, F.dropout3d: 3}[fn]
+        maps = y.numpy().reshape(shape[:len(shape) - spatial] + (-1,))
+        assert (maps == maps[..., :1]).all()  # whole channels
+        np.testing.assert_allclose(np.unique(maps), [0.0, 1 / 0.7], rtol=1e-6)
+        draws = maps[..., 0].size  # within 4 standard deviations of p
+        assert abs((maps[..., 0] == 0).mean() - 0.3) < 4 * math.sqrt(0.21 / draws)
+        y.sum().backward()  # the gradient is the same mask
+        np.testing.assert_allclose(lucid.Tensor(x.grad, device=device).numpy(), y.numpy(),
+                                   rtol=1e-6)
+    x = lucid.Tensor(np.ones((200, 3, 2), np.float32), device=device)
+    z = nn.DropPath(0.25).train()(x).numpy()
+    assert (z == z[:, :1, :1]).all()
+    assert abs((z[:, 0, 0] == 0).mean() - 0.25) < 4 * math.sqrt(0.25 * 0.75 / 200)
+    np.testing.assert_allclose(np.unique(z), [0.0, 1 / 0.75], rtol=1e-6)
+    z = nn.DropPath(0.25, scale_by_keep=False).train()(x).numpy()
+    np.testing.assert_array_equal(np.unique(z), [0.0, 1.0])
+    np.testing.assert_array_equal(F.drop_path(x, 1.0, training=True).numpy(), 0 * z)
+    with pytest.raises(ValueError, match=r"dropout2d: p must be a probability in \[0, 1\]"):
+        F.dropout2d(x, 1.5)
+    with pytest.raises(ValueError, match=r"DropPath: drop_prob must be a probability"):
+        nn.DropPath(-0.1)
+
+
+def test_instance_norm_against_numpy_and_errors():
+    x = RNG.standard_normal((2, 3, 7))
+    w, b = RNG.standard_normal(3), RNG.standard_normal(3)
+    mu, var = x.mean(2, keepdims=True), x.var(2, keepdims=True)
+    want = (x - mu) / np.sqrt(var + 1e-3) * w[:, None] + b[:, None]
+    got = F.instance_norm(lucid.Tensor(x), weight=lucid.Tensor(w), bias=lucid.Tensor(b),
+                          eps=1e-3)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10)
+    assert gradcheck(lambda t, ww, bb: F.instance_norm(t, None, None, ww, bb),
+                     lucid.Tensor(x, requires_grad=True), lucid.Tensor(w, requires_grad=True),
+                     lucid.Tensor(b, requires_grad=True))
+    layer = nn.InstanceNorm1d(3, affine=True)
+    np.testing.assert_allclose(layer(lucid.Tensor(x[0])).numpy(),
+                               ((x - mu) / np.sqrt(var + 1e-5))[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"instance_norm: expected more than 1 spatial element "
+                                         r"per channel, got input of shape \(2,3,1\)"):
+        F.instance_norm(lucid.Tensor(x[..., :1]))
+    with pytest.raises(NotImplementedError, match="instance_norm: running statistics"):
+        F.instance_norm(lucid.Tensor(x), lucid.zeros(3), lucid.ones(3))
+    with pytest.raises(NotImplementedError, match="InstanceNorm2d: track_running_stats=True"):
+        nn.InstanceNorm2d(3, track_running_stats=True)
+    with pytest.raises(ValueError, match=r"instance_norm: weight must be a Tensor of shape"):
+        nn.InstanceNorm1d(4, affine=True)(lucid.Tensor(x))
+
+
+def test_normalize_bilinear_embedding_against_pytorch():
+    torch = pytest.importorskip("torch")
+    v = RNG.standard_normal((4, 3, 5))
+    v[0, :, 0] = 0.0
+    for p, dim in ((2.0, 1), (1.0, -1), (3.0, 0), (math.inf, 2)):
+        ours, theirs = lucid.Tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+        y, t = F.normalize(ours, p, dim), torch.nn.functional.normalize(theirs, p, dim)
+        np.testing.assert_allclose(y.numpy(), t.detach().numpy(), rtol=1e-12)
+        y.sum().backward()
+        t.sum().backward()
+        np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10)
+    x = RNG.standard_normal((2, 3, 6, 5))
+    theirs = torch.nn.InstanceNorm2d(3, affine=True)
+    with torch.no_grad():
+        theirs.weight.normal_()
+        theirs.bias.normal_()
+    ours = nn.InstanceNorm2d(3, affine=True)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    np.testing.assert_allclose(ours(lucid.Tensor(x, dtype=lucid.Float32)).numpy(),
+                               theirs(torch.tensor(x, dtype=torch.float32)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+    table = RNG.standard_normal((8, 4)).astype(np.float32) * 2
+    for norm_type in (2.0, 1.0, 3.0):
+        ours = nn.Embedding(8, 4, max_norm=1.5, norm_type=norm_type)
+        ours.weight.data = table.copy()
+        theirs = torch.nn.Embedding(8, 4, max_norm=1.5, norm_type=norm_type)
+        with torch.no_grad():
+            theirs.weight.copy_(torch.tensor(table))
+        idx = np.array([[1, 5, 1], [7, 0, 5]])
+        np.testing.assert_allclose(ours(lucid.Tensor(idx)).numpy(),
+                                   theirs(torch.tensor(idx)).detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(ours.weight.numpy(), theirs.weight.detach().numpy(),
+                                   rtol=1e-6)
+
+
 def test_instance_norm_normalize_bilinear_embedding_max_norm():
     x = RNG.standard_normal((2, 3, 5, 4))
     mu = x.mean((2, 3), keepdims=True)
@@ -634,6 +729,9 @@ def test_instance_norm_normalize_bilinear_embedding_max_norm():
     np.testing.assert_allclose(
         F.bilinear(lucid.Tensor(a), lucid.Tensor(b), lucid.Tensor(w), lucid.Tensor(bias)).numpy(),
         np.einsum("bi,oij,bj->bo", a, w, b) + bias, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"bilinear: bias must be a Tensor of shape \(2,\)"):
+        F.bilinear(lucid.Tensor(a), lucid.Tensor(b), lucid.Tensor(w), lucid.zeros(1))
+    assert gradcheck(F.bilinear, *(lucid.Tensor(t, requires_grad=True) for t in (a, b, w, bias)))
     table = RNG.standard_normal((6, 3)) * 3
     emb = nn.Embedding(6, 3, max_norm=1.0, dtype=lucid.Float64)
     emb.weight.data = table.copy()
