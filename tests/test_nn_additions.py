@@ -757,3 +757,50 @@ def test_unfold_and_fold_modules():
     counts = nn.Fold((4, 5), 3, padding=1)(nn.Unfold(3, padding=1)(lucid.Tensor(ones))).numpy()
     np.testing.assert_allclose(back, x * counts, rtol=1e-12)
     assert counts[0, 0, 0, 0] == 4 and counts[0, 0, 1, 1] == 9
+    single = nn.Fold((4, 5), 3, padding=1)(cols[0]).numpy()  # unbatched (C·k·k, L)
+    np.testing.assert_allclose(single, back[0], rtol=1e-12)
+    assert nn.Unfold(3, padding=1)(lucid.Tensor(x[0])).shape == (27, 20)
+
+
+def test_unfold_and_fold_against_pytorch():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 3, 6, 7))
+    args = {"kernel_size": (2, 3), "dilation": (2, 1), "padding": 1, "stride": (2, 1)}
+    ours, theirs = lucid.Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    cols, tcols = F.unfold(ours, **args), torch.nn.functional.unfold(theirs, **args)
+    np.testing.assert_allclose(cols.numpy(), tcols.detach().numpy(), rtol=1e-12)
+    back = F.fold(cols, (6, 7), **args)
+    tback = torch.nn.functional.fold(tcols, (6, 7), **args)
+    np.testing.assert_allclose(back.numpy(), tback.detach().numpy(), rtol=1e-12)
+    g = RNG.standard_normal(tuple(tback.shape))
+    (back * lucid.Tensor(g)).sum().backward()
+    (tback * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-12)
+
+
+def test_3d_pools_convs_and_transposed_1d_gradients_against_pytorch():
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    x5 = RNG.standard_normal((2, 3, 4, 6, 5))
+    x3 = RNG.standard_normal((2, 3, 7))
+    cases = [
+        (lambda a: F.max_pool3d(a, 2, 1, 1), lambda a: tf.max_pool3d(a, 2, 1, 1), (x5,)),
+        (lambda a: F.avg_pool3d(a, (2, 3, 2), 2, (1, 1, 0)),
+         lambda a: tf.avg_pool3d(a, (2, 3, 2), 2, (1, 1, 0)), (x5,)),
+        (lambda a, w, b: F.conv3d(a, w, b, (1, 2, 1), 1, (1, 1, 2)),
+         lambda a, w, b: tf.conv3d(a, w, b, (1, 2, 1), 1, (1, 1, 2)),
+         (x5, RNG.standard_normal((4, 3, 2, 3, 2)), RNG.standard_normal(4))),
+        (lambda a, w, b: F.conv_transpose1d(a, w, b, 2, 1, 1),
+         lambda a, w, b: tf.conv_transpose1d(a, w, b, 2, 1, 1),
+         (x3, RNG.standard_normal((3, 4, 3)), RNG.standard_normal(4))),
+    ]
+    for ours_fn, theirs_fn, arrays in cases:
+        ours = [lucid.Tensor(a, requires_grad=True) for a in arrays]
+        theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+        y, t = ours_fn(*ours), theirs_fn(*theirs)
+        np.testing.assert_allclose(y.numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+        g = RNG.standard_normal(tuple(t.shape))
+        (y * lucid.Tensor(g)).sum().backward()
+        (t * torch.tensor(g)).sum().backward()
+        for o, th in zip(ours, theirs):
+            np.testing.assert_allclose(o.grad, th.grad.numpy(), rtol=1e-10, atol=1e-12)
