@@ -92,6 +92,23 @@ def test_losses_against_numpy():
         pytest.approx((np.exp(logq) * (logq - logp)).sum(), rel=1e-12)
 
 
+def test_losses_on_gpu_match_cpu():
+    pytest.importorskip("mlx.core")
+    logp = X - np.log(np.exp(X).sum(1, keepdims=True))
+    q = np.exp(T) / np.exp(T).sum(1, keepdims=True)
+    for fn, a, b in ((F.l1_loss, X, T), (F.smooth_l1_loss, X, T), (F.kl_div, logp, q),
+                     (lambda u, v: F.kl_div(u, v, "batchmean", True), logp, np.log(q))):
+        values, grads = [], []
+        for device in ("cpu", "gpu"):
+            u = lucid.Tensor(a.astype(np.float32), requires_grad=True, device=device)
+            loss = fn(u, lucid.Tensor(b.astype(np.float32), device=device))
+            loss.backward()
+            values.append(loss.item())
+            grads.append(lucid.Tensor(u.grad, device=device).numpy())
+        assert values[1] == pytest.approx(values[0], rel=1e-5)
+        np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-7)
+
+
 def test_loss_gradients_by_finite_differences():
     t = lucid.Tensor(T)
     for fn in (F.l1_loss, F.smooth_l1_loss, lambda a, b: F.kl_div(a, b.abs() / 10)):
