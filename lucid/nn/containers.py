@@ -8,6 +8,7 @@ from typing import Any
 
 from lucid.nn.module import Module
 from lucid.nn.parameter import Parameter
+from lucid.tensor import Tensor
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -99,7 +100,7 @@ class ModuleDict(Module):
         return self._modules[key]
 
     def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
+        _set_module(self, key, module)  # a replaced key keeps its place
 
     def __contains__(self, key: str) -> bool:
         return key in self._modules
@@ -120,44 +121,81 @@ class ModuleDict(Module):
         return self._modules.items()
 
 
+def _keep_place(registry: OrderedDict, key: str, register: Any) -> None:
+    """Run ``register()`` (which stores ``key`` at the end of ``registry``) and put ``key``
+    back where it was, so replacing an entry keeps its place, as a dict (and PyTorch's
+    containers) do: ``ws[0] = p`` must not make "0" the last key of the state dict."""
+    keys = list(registry)
+    later = keys[keys.index(key) + 1:] if key in registry else []
+    register()
+    for k in later:
+        registry.move_to_end(k)
+
+
+def _set_module(owner: Module, key: str, module: Module) -> None:
+    _keep_place(owner._modules, key, lambda: owner.add_module(key, module))
+
+
 def _as_parameter(kind: str, value: Any) -> Parameter:
+    """A Parameter as it is, a plain Tensor wrapped in one (PyTorch's containers do the same:
+    ``ParameterList([torch.zeros(3)])`` holds a Parameter); anything else is refused."""
     if isinstance(value, Parameter):
         return value
-    raise TypeError(f"{kind}: expected an nn.Parameter, got {type(value).__name__} (wrap it: "
-                    "nn.Parameter(tensor))")
+    if isinstance(value, Tensor):
+        return Parameter(value)
+    raise TypeError(f"{kind}: expected an nn.Parameter or a Tensor, got "
+                    f"{type(value).__name__}")
+
+
+def _set_parameter(owner: Module, kind: str, key: str, value: Any) -> None:
+    param = _as_parameter(kind, value)
+    _keep_place(owner._parameters, key, lambda: owner.register_parameter(key, param))
+
+
+def _parameters_repr(owner: Module) -> str:
+    """One line per entry, as PyTorch prints its parameter containers."""
+    lines = [f"({k}): Parameter of shape {tuple(p.shape)} ({p.dtype.name}, {p.device})"
+             for k, p in owner._parameters.items()]
+    if not lines:
+        return f"{type(owner).__name__}()"
+    return f"{type(owner).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ParameterList(Module):
     """A list of parameters the parent module sees, registered as ``"0"``, ``"1"``, ... (the
-    keys of PyTorch's ``ParameterList``, so state dicts match)."""
+    keys of PyTorch's ``ParameterList``, so state dicts match).  Tensors that are not
+    Parameters are wrapped in one, as PyTorch does; a slice is a new ParameterList holding
+    the same Parameters."""
 
-    def __init__(self, values: Iterable[Parameter] = ()) -> None:
+    def __init__(self, values: Iterable[Any] = ()) -> None:
         super().__init__()
         for p in values:
             self.append(p)
 
-    def append(self, value: Parameter) -> ParameterList:
-        self.register_parameter(str(len(self._parameters)), _as_parameter("ParameterList", value))
+    def append(self, value: Any) -> ParameterList:
+        _set_parameter(self, "ParameterList", str(len(self._parameters)), value)
         return self
 
-    def extend(self, values: Iterable[Parameter]) -> ParameterList:
+    def extend(self, values: Iterable[Any]) -> ParameterList:
         for p in values:
             self.append(p)
         return self
 
-    def __getitem__(self, index: int) -> Parameter:
+    def __getitem__(self, index: int | slice) -> Any:
         items = list(self._parameters.values())
+        if isinstance(index, slice):
+            return ParameterList(items[index])
         try:
             return items[index]
         except IndexError:
             raise IndexError(f"ParameterList: index {index} out of range for {len(items)} "
                              "parameters") from None
 
-    def __setitem__(self, index: int, value: Parameter) -> None:
+    def __setitem__(self, index: int, value: Any) -> None:
         n = len(self._parameters)
         if not -n <= index < n:
             raise IndexError(f"ParameterList: index {index} out of range for {n} parameters")
-        self.register_parameter(str(index % n), _as_parameter("ParameterList", value))
+        _set_parameter(self, "ParameterList", str(index % n), value)
 
     def __len__(self) -> int:
         return len(self._parameters)
@@ -165,20 +203,33 @@ class ParameterList(Module):
     def __iter__(self) -> Iterator[Parameter]:
         return iter(self._parameters.values())
 
+    __repr__ = _parameters_repr
+
 
 class ParameterDict(Module):
-    """A dict of named parameters the parent module sees (keys as in PyTorch)."""
+    """A dict of named parameters the parent module sees, registered under their keys (so
+    state dict names match PyTorch's ``ParameterDict``).  Takes a dict or (key, value)
+    pairs; Tensors that are not Parameters are wrapped in one; replacing a key keeps its
+    place."""
 
-    def __init__(self, values: dict[str, Parameter] | None = None) -> None:
+    def __init__(self, values: Any = None) -> None:
         super().__init__()
-        for name, p in (values or {}).items():
-            self[name] = p
+        if values is not None:
+            self.update(values)
 
     def __getitem__(self, key: str) -> Parameter:
-        return self._parameters[key]
+        try:
+            return self._parameters[key]
+        except KeyError:
+            raise KeyError(f"ParameterDict: no parameter {key!r}; the keys are "
+                           f"{list(self._parameters)}") from None
 
-    def __setitem__(self, key: str, value: Parameter) -> None:
-        self.register_parameter(key, _as_parameter("ParameterDict", value))
+    def __setitem__(self, key: str, value: Any) -> None:
+        _set_parameter(self, "ParameterDict", key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self[key]  # the KeyError above, naming the keys
+        del self._parameters[key]
 
     def __contains__(self, key: str) -> bool:
         return key in self._parameters
@@ -197,3 +248,28 @@ class ParameterDict(Module):
 
     def items(self):
         return self._parameters.items()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._parameters.get(key, default)
+
+    def pop(self, key: str) -> Parameter:
+        value = self[key]
+        del self[key]
+        return value
+
+    def clear(self) -> None:
+        self._parameters.clear()
+
+    def update(self, values: Any) -> None:
+        """Add or replace entries from a dict (or ParameterDict) or an iterable of
+        (key, value) pairs; every value is checked before any entry changes."""
+        pairs = list(values.items() if hasattr(values, "items") else values)
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(f"ParameterDict.update: entry {i} is not a (key, value) pair: "
+                                 f"{pair!r}")
+        checked = [(k, _as_parameter("ParameterDict", v)) for k, v in pairs]
+        for k, v in checked:
+            self[k] = v
+
+    __repr__ = _parameters_repr

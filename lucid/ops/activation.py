@@ -186,8 +186,8 @@ class Hardsigmoid(Elementwise):
 
 
 class Hardswish(Elementwise):
-    """y = x · relu6(x + 3) / 6 (MobileNetV3).   dy/dx = 0 for x < -3, 1 for x > 3, and
-    x/3 + 1/2 between (PyTorch's choice at the corners: 0 at -3, 1.5 at 3).
+    """y = x · relu6(x + 3) / 6 (MobileNetV3).   dy/dx = 0 for x <= -3, 1 for x >= 3, and
+    x/3 + 1/2 between (PyTorch's choice at the corners: 0 at -3, 1 at 3).
 
     FLOPs: forward 5 (add, max, min, multiply, divide), backward 5 per element.
     """
@@ -202,7 +202,7 @@ class Hardswish(Elementwise):
 
     def backward(self, xp, g):
         x = self.x
-        return (xp.where(x < -3, 0 * g, xp.where(x <= 3, g * (x / 3 + 0.5), g)),)
+        return (xp.where(x <= -3, 0 * g, xp.where(x < 3, g * (x / 3 + 0.5), g)),)
 
 
 class Mish(Elementwise):
@@ -315,9 +315,10 @@ class Sigmoid(Elementwise):
 class Softplus(Elementwise):
     """y = log(1 + e^(βx)) / β   (β = ``beta``, 1 by default).   dy/dx = σ(βx).
 
-    Computed as  max(x, 0) + log(1 + e^(-|βx|)) / β,  whose exponent is never positive, so
+    Computed as  (max(βx, 0) + log(1 + e^(-|βx|))) / β,  whose exponent is never positive, so
     nothing overflows for large |x| (log(1 + e^x) taken literally is inf from x ≈ 89 in
-    float32).  Where βx > ``threshold`` the result is x itself, as PyTorch does.
+    float32).  Where βx > ``threshold`` the result is x itself, as PyTorch does.  A negative
+    β is allowed (PyTorch allows it too): y = -softplus(-x) for β = -1.
     FLOPs: forward 8 (multiply, abs, neg, exp, log1p, divide, max, add), backward 9 (the
     stable sigmoid's 7, the multiply by β inside it, the multiply by g) per element.
     """
@@ -335,7 +336,7 @@ class Softplus(Elementwise):
     def forward(self, xp, x):
         self.x = x
         bx = x * self.beta if self.beta != 1 else x
-        y = xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(bx))) / self.beta
+        y = (xp.maximum(bx, 0) + xp.log1p(xp.exp(-xp.abs(bx)))) / self.beta
         return xp.where(bx > self.threshold, x, y)
 
     def backward(self, xp, g):

@@ -87,6 +87,12 @@ SOFTPLUS = [
                            r"softplus: beta must be nonzero"),)),
     Spec("softplus", lambda a: lucid.softplus(a, beta=2.0), lambda a: _softplus(a, 2.0),
          unary(), label="beta=2"),
+    # a negative beta (PyTorch allows it): log(1 + e^(-x)) / -1 = -softplus(-x)
+    Spec("softplus", lambda a: lucid.softplus(a, beta=-1.0), lambda a: _softplus(a, -1.0),
+         unary(-5.0, 5.0), label="beta=-1"),
+    Spec("softplus", lambda a: lucid.softplus(a, beta=-0.5, threshold=1.0),
+         lambda a: _softplus(a, -0.5, 1.0), ((np.array([-9.0, -2.5, -1.0, 0.5, 3.0]),),),
+         label="beta=-0.5,threshold=1"),
     # far tails: y = x (and dy/dx = 1) above the threshold, e^x below; never inf or NaN
     Spec("softplus", lucid.softplus, lambda a: np.where(a > 20, a, np.log1p(np.exp(a))),
          ((np.array([-700.0, -40.0, -1.0, 0.0, 30.0, 700.0]),),), grad=False, label="tails",

@@ -167,6 +167,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """col2im, the adjoint of :func:`unfold`: columns (N, C·kh·kw, L) -> (N, C, H, W) with
     ``(H, W) = output_size``; overlapping windows add up (PyTorch's ``F.fold``).  So
-    ``fold(unfold(x, k), x.shape[2:], k)`` is x times how many windows cover each pixel."""
+    ``fold(unfold(x, k), x.shape[2:], k)`` is x times how many windows cover each pixel.
+    Unbatched columns (C·kh·kw, L) give (C, H, W), as in PyTorch."""
     input = _tensor("fold", "input", input)
-    return apply(Fold(output_size, kernel_size, dilation, padding, stride), input)
+    op = Fold(output_size, kernel_size, dilation, padding, stride)
+    if input.ndim == 2:
+        return apply(op, input.unsqueeze(0)).squeeze(0)
+    return apply(op, input)

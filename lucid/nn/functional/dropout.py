@@ -69,20 +69,24 @@ def _channel_dropout(fn: str, x: Tensor, p: float, training: bool, spatial: int)
     return _masked(fn, x, p, tuple(x.shape[:lead]) + (1,) * spatial, True)
 
 
-def dropout1d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero whole channels of (N, C, L) with probability ``p`` (one draw per sample and
-    channel), scaling the rest by 1 / (1 - p)."""
-    return _channel_dropout("dropout1d", x, p, training, 1)
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) with probability ``p`` (one draw per sample
+    and channel), scaling the rest by 1 / (1 - p)."""
+    return _channel_dropout("dropout1d", input, p, training, 1)
 
 
-def dropout2d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero whole feature maps of (N, C, H, W) with probability ``p`` (PyTorch's Dropout2d)."""
-    return _channel_dropout("dropout2d", x, p, training, 2)
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero whole feature maps of (N, C, H, W) or (C, H, W) with probability ``p`` (PyTorch's
+    Dropout2d), scaling the rest by 1 / (1 - p).  A 3-D input is one unbatched (C, H, W)
+    image: the behaviour PyTorch announces; PyTorch itself still warns and treats it as
+    (N, C, L) for now."""
+    return _channel_dropout("dropout2d", input, p, training, 2)
 
 
-def dropout3d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) with probability ``p``."""
-    return _channel_dropout("dropout3d", x, p, training, 3)
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability ``p``, scaling
+    the rest by 1 / (1 - p)."""
+    return _channel_dropout("dropout3d", input, p, training, 3)
 
 
 def drop_path(x: Tensor, drop_prob: float = 0.0, training: bool = False,

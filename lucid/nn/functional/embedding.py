@@ -48,8 +48,11 @@ def embedding(idx: Any, weight: Tensor, padding_idx: int | None = None,
 
     ``max_norm``: as PyTorch, every row ``idx`` picks whose ``norm_type``-norm exceeds it is
     first rescaled *in place* in ``weight`` to norm ``max_norm`` (by max_norm / (norm + 1e-7)),
-    outside the graph; the weight's version is bumped, so a graph that saved the old rows
-    refuses to run backward through them.
+    outside the graph, and the output reads the rescaled rows.  When a row changes the
+    weight's version is bumped, so a graph that saved the old values refuses to run backward
+    through them (clone the weight before using it elsewhere, as PyTorch's docs advise).
+    PyTorch bumps the version on every call with ``max_norm``; Lucid only when it changes
+    something.
 
     The output has shape ``idx.shape + (embedding_dim,)``.  It is an indexing op, so the
     gradient of ``weight`` is the upstream gradient scatter-*added* into the picked rows (a

@@ -27,5 +27,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Any = None) -
         raise ValueError(f"bilinear: inputs {fmt(input1.shape)} and {fmt(input2.shape)} do not "
                          f"fit weight {fmt(weight.shape)}: the last axes must be "
                          f"{weight.shape[1]} and {weight.shape[2]}, the others equal")
+    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (weight.shape[0],)):
+        got = fmt(bias.shape) if isinstance(bias, Tensor) else type(bias).__name__
+        raise ValueError(f"bilinear: bias must be a Tensor of shape ({weight.shape[0]},) for "
+                         f"weight {fmt(weight.shape)}, got {got}")
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else y + bias

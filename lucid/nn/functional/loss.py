@@ -151,6 +151,9 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
 
         l_i = y_i (log y_i - x_i)   (0 where y_i = 0),   dl_i/dx_i = -y_i
 
+    (with ``log_target=True``: l_i = e^(y_i) (y_i - x_i)).  Where y_i = 0 the gradient with
+    respect to the target is 0 here; PyTorch gives NaN there (d(y log y)/dy = log y + 1).
+
     ``reduction``: "mean" averages over *every element* (PyTorch's default, which it warns is
     not the KL divergence); "batchmean" divides the sum by the batch size (the first axis):
     the true KL divergence per sample; "sum" and "none" as usual.

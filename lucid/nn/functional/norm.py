@@ -195,27 +195,51 @@ def group_norm(
 
 
 def instance_norm(
-    x: Tensor,
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
     weight: Tensor | None = None,
     bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Instance normalisation of ``x`` (N, C, *S): each channel of each sample normalised over
-    its spatial axes S (style transfer's normalisation; PyTorch's ``instance_norm`` without
-    running statistics); ``weight`` and ``bias`` are per channel (C,)."""
+    """Instance normalisation of ``input`` (N, C, *S): each channel of each sample normalised
+    over its spatial axes S, then scaled and shifted per channel (style transfer's
+    normalisation):
+
+        y[n, c] = (x[n, c] - mean(x[n, c])) / sqrt(var(x[n, c]) + eps) * weight[c] + bias[c]
+
+    with the biased variance; ``weight`` and ``bias`` are (C,) or None.  PyTorch's signature
+    and order of arguments; Lucid keeps no running statistics, so ``running_mean`` and
+    ``running_var`` must be None and ``use_input_stats`` True (``momentum`` is unused).
+    Like PyTorch, it refuses a single spatial element (its variance is 0: every output
+    would be 0)."""
+    fn = "instance_norm"
+    x = input
+    if not isinstance(x, Tensor):
+        x = Tensor(x)
+    if running_mean is not None or running_var is not None or not use_input_stats:
+        raise NotImplementedError(f"{fn}: running statistics are not supported; pass "
+                                  "running_mean=None, running_var=None, use_input_stats=True")
     if x.ndim < 3:
-        raise ValueError(f"instance_norm: input must be (N, C, *spatial) with at least one "
+        raise ValueError(f"{fn}: input must be (N, C, *spatial) with at least one "
                          f"spatial axis, got shape {fmt(x.shape)}")
+    spatial = 1
+    for s in x.shape[2:]:
+        spatial *= s
+    if spatial == 1:
+        raise ValueError(f"{fn}: expected more than 1 spatial element per channel, got input "
+                         f"of shape {fmt(x.shape)} (the variance of one value is 0)")
     for name, value in (("weight", weight), ("bias", bias)):
-        _check_vector("instance_norm", name, value, x.shape[1])
+        _check_vector(fn, name, value, x.shape[1])
     y, _, _ = _normalize(x, tuple(range(2, x.ndim)), eps)
     return _affine(y, weight, bias, _channel_shape(x))
 
 
-def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """x / max(||x||_p, eps) along ``dim`` (PyTorch's ``F.normalize``): unit vectors, and no
-    division by zero for an all-zero vector."""
-    if not isinstance(x, Tensor):
-        x = Tensor(x)
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """y = x / max(||x||_p, eps) along ``dim`` (PyTorch's ``F.normalize``): unit vectors, and
+    no division by zero: an all-zero vector stays 0 (its gradient is 1 / eps, as PyTorch's)."""
+    x = input if isinstance(input, Tensor) else Tensor(input)
     norm = x.norm(p, axis=dim, keepdims=True)
     return x / maximum(norm, eps)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.ops import matmul, stack
+from lucid.ops import argmax, gather, matmul
 from lucid.ops.base import apply
 from lucid.ops.conv import AvgPool, MaxPool
 from lucid.shapes import fmt
@@ -116,33 +116,52 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     return matmul(matmul(rows, input), cols)
 
 
-def adaptive_max_pool2d(input, output_size, return_indices: bool = False) -> Tensor:
+def _adaptive_windows(size: int, out: int) -> np.ndarray:
+    """(out, k) input indices of PyTorch's adaptive windows, floor(i·size/out) up to
+    ceil((i+1)·size/out), each padded to the widest window k by repeating its last index (a
+    repeat comes after the entry it copies, so the first maximum is still a real one)."""
+    starts = np.arange(out) * size // out
+    ends = -(-(np.arange(out) + 1) * size // out)
+    k = int((ends - starts).max())
+    return np.minimum(starts[:, None] + np.arange(k)[None, :], ends[:, None] - 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False) -> Any:
     """Max-pool (N, C, H, W) or (C, H, W) down to a fixed (oh, ow): output cell (i, j) is the
     maximum of rows floor(i·H/oh)..ceil((i+1)·H/oh) and the matching columns (PyTorch's
-    adaptive windows, which overlap where the sizes do not divide).  The gradient flows to each
-    window's maximum.  When oh divides H and ow divides W it is ``max_pool2d`` with those
-    windows; otherwise each window is a slice and a max (a composite).
+    adaptive windows, which overlap where the sizes do not divide).  As in PyTorch, the
+    gradient flows to the *first* maximum of each window in row-major order (a window of
+    ties, e.g. zeros after a ReLU, sends it to one entry), and ``return_indices=True`` also
+    returns where each maximum is, as the flat index h·W + w into its (H, W) plane (Int64).
+
+    When oh divides H and ow divides W it is ``max_pool2d`` with those windows; otherwise
+    every window is read at once by fancy indexing (padded to the widest window), and the
+    maximum is gathered at the window's ``argmax`` (a composite of indexing ops).
     """
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported; "
-                                  "use lucid.argmax on the windows you need")
+    fn = "adaptive_max_pool2d"
     if not isinstance(input, Tensor):
         input = Tensor(input)
     if input.ndim not in (3, 4):
         raise ValueError(
-            f"adaptive_max_pool2d: input of shape {fmt(input.shape)} has {input.ndim} "
+            f"{fn}: input of shape {fmt(input.shape)} has {input.ndim} "
             "dimensions; expected 4 (N, C, H, W) or 3 (C, H, W)"
         )
     h, w = input.shape[-2:]
-    oh, ow = _output_size(output_size, (h, w), "adaptive_max_pool2d")
-    if h % oh == 0 and w % ow == 0:
+    oh, ow = _output_size(output_size, (h, w), fn)
+    if h % oh == 0 and w % ow == 0 and not return_indices:
         return max_pool2d(input, (h // oh, w // ow))
-    rows = []
-    for i in range(oh):
-        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
-        cells = []
-        for j in range(ow):
-            c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
-            cells.append(input[..., r0:r1, c0:c1].max(axis=(-2, -1)))
-        rows.append(stack(cells, axis=-1))
-    return stack(rows, axis=-2)
+    rows, cols = _adaptive_windows(h, oh), _adaptive_windows(w, ow)
+    kh, kw = rows.shape[1], cols.shape[1]
+    device = input.device
+    windows = input[..., Tensor(rows[:, None, :, None], device=device),
+                    Tensor(cols[None, :, None, :], device=device)]  # (.., oh, ow, kh, kw)
+    windows = windows.reshape(*input.shape[:-2], oh, ow, kh * kw)
+    first = argmax(windows, axis=-1, keepdims=True)  # first maximum: PyTorch's tie rule
+    out = gather(windows, -1, first).squeeze(-1)
+    if not return_indices:
+        return out
+    flat = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, kh * kw)
+    pick = first.numpy()[..., 0]
+    where = np.take_along_axis(np.broadcast_to(flat, pick.shape + (kh * kw,)),
+                               pick[..., None], -1)[..., 0]
+    return out, Tensor(where.astype(np.int64), device=device)

@@ -22,30 +22,59 @@ __all__ = ["pad", "interpolate"]
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
+def _pad_constant(x: Tensor, widths: list[tuple[int, int]], value: float) -> Tensor:
+    """Constant padding; a negative width crops (a slice) before the rest is padded."""
+    crop = []
+    for axis, (before, after) in enumerate(widths):
+        n = x.shape[axis]
+        if n + before + after < 0:
+            raise ValueError(f"pad: axis {axis} of size {n} padded by ({before}, {after}) "
+                             "would have a negative size")
+        crop.append(slice(max(-before, 0), n - max(-after, 0)))
+    if any(b < 0 or a < 0 for b, a in widths):
+        x = x[tuple(crop)]
+    return _constant_pad(x, tuple((max(b, 0), max(a, 0)) for b, a in widths),
+                         constant_values=value)
+
+
 def _take(x: Tensor, axis: int, index: np.ndarray) -> Tensor:
-    return x[(slice(None),) * axis + (index,)]
+    """x's entries at ``index`` along ``axis`` (an index array on x's device: a "gpu" tensor
+    takes no NumPy index)."""
+    return x[(slice(None),) * axis + (Tensor(index, device=x.device),)]
 
 
 def pad(input: Tensor, pad: tuple[int, ...] | list[int], mode: str = "constant",
-        value: float = 0.0) -> Tensor:
+        value: float | None = None) -> Tensor:
     """Pad ``input`` as PyTorch's ``F.pad``: ``pad`` lists (before, after) pairs starting from
     the *last* axis -- ``(left, right)`` pads the last axis, ``(left, right, top, bottom)`` the
-    last two.  ``mode``: "constant" (``value``), "reflect" (mirror without repeating the edge:
-    needs pad < size), "replicate" (repeat the edge) or "circular" (wrap around)."""
+    last two.  ``mode``: "constant" (``value``, 0 by default), "reflect" (mirror without
+    repeating the edge: needs pad < size), "replicate" (repeat the edge) or "circular" (wrap
+    around: needs pad <= size).  A negative size in "constant" mode crops that many entries,
+    as in PyTorch.  Unlike PyTorch, the non-constant modes take any number of axes.
+    Differentiable: the gradient of each output entry flows back to the entry it copies."""
+    if not isinstance(input, Tensor):
+        input = Tensor(input)
     if mode not in _PAD_MODES:
         raise ValueError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
     pad = tuple(pad)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(f"pad: pad must hold (before, after) pairs for at most {input.ndim} "
                          f"axes of an input of shape {fmt(input.shape)}, got {pad}")
-    if any(not isinstance(p, (int, np.integer)) or p < 0 for p in pad):
-        raise ValueError(f"pad: pad sizes must be non-negative ints, got {pad} (crop with "
-                         "indexing instead)")
+    if any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) for p in pad):
+        raise TypeError(f"pad: pad sizes must be ints, got {pad}")
+    if mode != "constant" and min(pad, default=0) < 0:
+        raise ValueError(f"pad: negative pad sizes crop only in 'constant' mode, got {pad} "
+                         f"with mode {mode!r}")
+    if value is not None and not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"pad: value must be a number, got {type(value).__name__}")
     widths = [(0, 0)] * input.ndim
     for k in range(len(pad) // 2):
         widths[input.ndim - 1 - k] = (int(pad[2 * k]), int(pad[2 * k + 1]))
     if mode == "constant":
-        return _constant_pad(input, tuple(widths), constant_values=value)
+        return _pad_constant(input, widths, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise ValueError(f"pad: value applies only to mode 'constant', got value={value!r} "
+                         f"with mode {mode!r}")
     out = input
     for axis, (before, after) in enumerate(widths):
         if not (before or after):
@@ -69,66 +98,130 @@ def pad(input: Tensor, pad: tuple[int, ...] | list[int], mode: str = "constant",
     return out
 
 
-def _sizes(fn: str, x: Tensor, size: Any, scale_factor: Any) -> tuple[list[int], list[float]]:
-    """Output sizes and the scales from output to input positions (per spatial axis)."""
+def _sizes(fn: str, x: Tensor, size: Any, scale_factor: Any,
+           recompute_scale_factor: bool | None) -> tuple[list[int], list[float | None]]:
+    """Output sizes, and the scale factors the index formulas use (None: from the sizes),
+    per spatial axis -- as ``torch.nn.functional.interpolate`` works them out."""
     spatial = x.shape[2:]
     k = len(spatial)
     if (size is None) == (scale_factor is None):
         raise ValueError(f"{fn}: give exactly one of size and scale_factor")
     if size is not None:
+        if recompute_scale_factor:
+            raise ValueError(f"{fn}: recompute_scale_factor is not meaningful with an explicit "
+                             "size (it applies to scale_factor)")
         out = [int(size)] * k if isinstance(size, (int, np.integer)) else [int(s) for s in size]
         if len(out) != k or min(out) < 1:
             raise ValueError(f"{fn}: size must be {k} positive int(s) for an input of shape "
                              f"{fmt(x.shape)}, got {size!r}")
-        return out, [s / o for s, o in zip(spatial, out)]
+        return out, [None] * k
     sf = [float(scale_factor)] * k if isinstance(scale_factor, (int, float)) else \
         [float(s) for s in scale_factor]
     if len(sf) != k or min(sf) <= 0:
         raise ValueError(f"{fn}: scale_factor must be {k} positive number(s), got "
                          f"{scale_factor!r}")
-    return [int(math.floor(s * f)) for s, f in zip(spatial, sf)], [1.0 / f for f in sf]
+    out = [int(math.floor(s * f)) for s, f in zip(spatial, sf)]
+    if min(out) < 1:
+        raise ValueError(f"{fn}: scale_factor {scale_factor!r} leaves no output for an input "
+                         f"of shape {fmt(x.shape)} (output sizes {out})")
+    # recompute_scale_factor=True: the factor only sets the size; the formulas use in / out
+    return out, [None] * k if recompute_scale_factor else sf
+
+
+def _scale(n_in: int, n_out: int, factor: float | None, real: type) -> Any:
+    """PyTorch's scale from output to input positions: 1 / scale_factor when one was given,
+    else in / out, in the precision ``real``."""
+    return real(1.0 / factor) if factor is not None else real(n_in) / real(n_out)
+
+
+def _nearest_index(n_in: int, n_out: int, factor: float | None, real: type,
+                   two_d: bool) -> np.ndarray:
+    """Input index read by each output position in "nearest" mode: floor(i · scale), at most
+    n_in - 1.  PyTorch takes the floor of a float32 (``floorf``), so the product is rounded
+    to float32 first; its 2-D kernel also computes the scale in float32 and copies (out = in)
+    or halves (out = 2·in) the index outright.  Matching these roundings matters: 55·18/66 is
+    14.99... in float64 but 15 in float32, and PyTorch reads row 15."""
+    dst = np.arange(n_out)
+    if two_d:
+        if n_out == n_in:
+            return dst
+        if n_out == 2 * n_in:
+            return dst // 2
+        real = np.float32
+    src = (dst.astype(real) * _scale(n_in, n_out, factor, real)).astype(np.float32)
+    return np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+
+
+def _linear_weights(n_in: int, n_out: int, factor: float | None, align_corners: bool,
+                    real: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two input indices each output position mixes and the weight of the second:
+    y_i = (1 - w_i) x[i0] + w_i x[i1], as PyTorch's linear kernels compute them."""
+    dst = np.arange(n_out)
+    if n_out == n_in:  # PyTorch copies (whatever the scale_factor was)
+        return dst, dst, np.zeros(n_out, real)
+    if align_corners:
+        ratio = real(n_in - 1) / real(n_out - 1) if n_out > 1 else real(0)
+        src = ratio * dst.astype(real)
+    else:
+        src = _scale(n_in, n_out, factor, real) * (dst.astype(real) + real(0.5)) - real(0.5)
+        src = np.maximum(src, real(0))
+    i0 = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), n_in - 1)
+    w = np.clip(src - i0.astype(real), 0, 1).astype(real)
+    return i0, np.minimum(i0 + 1, n_in - 1), w
+
+
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
-                mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None) -> Tensor:
     """Resample the spatial axes of ``input`` (N, C, *spatial) to ``size`` (or by
-    ``scale_factor``), with PyTorch's index formulas:
+    ``scale_factor``: out = floor(in · scale_factor)), with PyTorch's index formulas, axis by
+    axis.  With scale = 1 / scale_factor when one is given (unless
+    ``recompute_scale_factor=True``), else in / out:
 
-    * "nearest": output position i reads input floor(i · scale), scale = in / out (or
-      1 / scale_factor);
-    * "linear" (1 spatial axis) / "bilinear" (2): a mix of the two nearest inputs, read at
-      (i + 0.5) · scale - 0.5 (clamped at 0), or, with ``align_corners=True``, at
-      i · (in - 1) / (out - 1), so the corner pixels stay where they are.
+    * "nearest": output position i reads input floor(i · scale), at most in - 1 (PyTorch's
+      legacy "nearest", OpenCV's INTER_NEAREST; not "nearest-exact");
+    * "linear" (1 spatial axis), "bilinear" (2), "trilinear" (3): a mix of the two inputs
+      around the source position s, y_i = (1 - w) x[floor(s)] + w x[floor(s) + 1] with
+      w = s - floor(s), where s = (i + 0.5) · scale - 0.5 (clamped at 0) or, with
+      ``align_corners=True``, s = i · (in - 1) / (out - 1), so the corner pixels stay put.
+      An axis whose size does not change is copied.
+
+    Positions are computed in float32 for float16/float32 inputs and float64 otherwise, and
+    floored as float32, as PyTorch does (see ``_nearest_index``).  The result is made of
+    indexing and arithmetic ops, so it is differentiable.  Known difference: PyTorch's 2-D
+    "nearest" on float64 inputs rounds a few positions differently from its float32 path;
+    Lucid uses the float32 path's positions for both.
     """
     fn = "interpolate"
     if not isinstance(input, Tensor):
         input = Tensor(input)
     if input.ndim < 3:
         raise ValueError(f"{fn}: input must be (N, C, *spatial), got shape {fmt(input.shape)}")
-    linear_modes = {"linear": 1, "bilinear": 2}
-    if mode not in ("nearest", *linear_modes):
-        raise ValueError(f"{fn}: mode must be 'nearest', 'linear' or 'bilinear', got {mode!r}")
-    if mode in linear_modes and input.ndim - 2 != linear_modes[mode]:
-        raise ValueError(f"{fn}: mode {mode!r} needs {linear_modes[mode]} spatial axis(es), got "
-                         f"an input of shape {fmt(input.shape)}")
+    if mode not in ("nearest", *_LINEAR_MODES):
+        raise ValueError(f"{fn}: mode must be 'nearest', 'linear', 'bilinear' or 'trilinear', "
+                         f"got {mode!r}")
+    if mode in _LINEAR_MODES and input.ndim - 2 != _LINEAR_MODES[mode]:
+        raise ValueError(f"{fn}: mode {mode!r} needs {_LINEAR_MODES[mode]} spatial axis(es), "
+                         f"got an input of shape {fmt(input.shape)}")
     if mode == "nearest" and align_corners is not None:
         raise ValueError(f"{fn}: align_corners only applies to the linear modes")
-    out_sizes, scales = _sizes(fn, input, size, scale_factor)
+    out_sizes, factors = _sizes(fn, input, size, scale_factor, recompute_scale_factor)
+    real = np.float32 if (input.dtype.bits or 64) <= 32 else np.float64
     y = input
-    for k, (n_out, scale) in enumerate(zip(out_sizes, scales)):
+    for k, (n_out, factor) in enumerate(zip(out_sizes, factors)):
         axis = 2 + k
         n_in = input.shape[axis]
-        dst = np.arange(n_out, dtype=np.float64)
         if mode == "nearest":
-            y = _take(y, axis, np.minimum(np.floor(dst * scale).astype(np.int64), n_in - 1))
+            y = _take(y, axis, _nearest_index(n_in, n_out, factor, real, input.ndim == 4))
             continue
-        if align_corners:
-            src = dst * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
-        else:
-            src = np.maximum((dst + 0.5) * scale - 0.5, 0.0)
-        i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-        i1 = np.minimum(i0 + 1, n_in - 1)
-        w = (src - i0).reshape((n_out,) + (1,) * (y.ndim - axis - 1))
-        w = Tensor(w, dtype=y.dtype, device=y.device)
+        i0, i1, w = _linear_weights(n_in, n_out, factor, bool(align_corners), real)
+        if n_out == n_in:  # a copy of the axis
+            y = _take(y, axis, i0)
+            continue
+        w = Tensor(w.reshape((n_out,) + (1,) * (y.ndim - axis - 1)), dtype=y.dtype,
+                   device=y.device)
         y = _take(y, axis, i0) * (1.0 - w) + _take(y, axis, i1) * w
     return y

@@ -251,7 +251,8 @@ class _InstanceNorm(Module):
             raise ValueError(f"{kind}: expected (N, C, {self.spatial} spatial) or (C, "
                              f"{self.spatial} spatial), got shape {x.shape}")
         batched = x.ndim == self.spatial + 2
-        y = instance_norm(x if batched else x.unsqueeze(0), self.weight, self.bias, self.eps)
+        y = instance_norm(x if batched else x.unsqueeze(0), weight=self.weight, bias=self.bias,
+                          eps=self.eps)
         return y if batched else y.squeeze(0)
 
     def extra_repr(self) -> str:

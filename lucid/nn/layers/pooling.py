@@ -108,7 +108,13 @@ class AvgPool3d(_Pool):
 
 
 class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
-    """Max-pool (N, C, H, W) to a fixed (oh, ow) for any H, W (PyTorch's adaptive windows)."""
+    """Max-pool (N, C, H, W) to a fixed (oh, ow) for any H, W (PyTorch's adaptive windows;
+    ``return_indices=True`` also returns where each maximum is, see
+    ``F.adaptive_max_pool2d``)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return adaptive_max_pool2d(x, self.output_size)
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, x: Tensor) -> Any:
+        return adaptive_max_pool2d(x, self.output_size, self.return_indices)

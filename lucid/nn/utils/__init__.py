@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends import get_backend
+from lucid.ops import concatenate
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
@@ -39,8 +40,9 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         g_i <- g_i * min(1, max_norm / (total + 1e-6))
 
     A non-finite total (NaN or inf) raises when ``error_if_nonfinite``; otherwise the
-    gradients are scaled by it as PyTorch does (and become NaN).  Parameters without a
-    gradient are skipped.
+    gradients are scaled as PyTorch does: by NaN for a NaN total (every gradient becomes NaN),
+    by 0 for an infinite one.  Parameters without a gradient are skipped.  The total comes
+    back as a 0-d Tensor of the first gradient's dtype, on its device (PyTorch's too).
     """
     fn = "clip_grad_norm_"
     params = [p for p in _params(parameters) if p.grad is not None]
@@ -61,10 +63,10 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
             "cannot be clipped. Set error_if_nonfinite=False to scale them anyway, or find the "
             "step that made them non-finite.")
     scale = max_norm / (total + 1e-6)
-    if scale < 1.0:  # (a Python float keeps each gradient's dtype, on both backends)
-        for p in params:
+    if not scale >= 1.0:  # NaN too: PyTorch multiplies by clamp(scale, max=1) = NaN
+        for p in params:  # (a Python float keeps each gradient's dtype, on both backends)
             p.grad = p.grad * scale
-    return Tensor(total, dtype=params[0].dtype)
+    return Tensor(total, dtype=params[0].dtype, device=params[0].device)
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
@@ -80,7 +82,11 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
-    """All parameters' values, flattened and concatenated in order, as one 1-D Tensor."""
+    """All parameters' values, flattened and concatenated in order, as one 1-D Tensor.
+
+    Built from ops (reshape, concatenate), so, as in PyTorch, the vector is part of the
+    graph: a loss computed from it (an L2 penalty, a flat-vector Hessian product) sends its
+    gradient back to each parameter.  Detach it (``.detach()``) to keep a snapshot."""
     params = list(parameters)
     if not params:
         raise ValueError("parameters_to_vector: no parameters given")
@@ -88,8 +94,7 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     if len(devices) > 1:
         raise RuntimeError(f"parameters_to_vector: parameters on {sorted(devices)}; move them to "
                            "one device first (model.to(device))")
-    xp = get_backend(params[0].device).xp
-    return Tensor._wrap(xp.concatenate([p.data.reshape(-1) for p in params]), params[0].device)
+    return concatenate([p.reshape(-1) for p in params])
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
