@@ -259,3 +259,16 @@ def test_repr_puts_settings_on_their_own_line_above_children():
         "  (out_proj): Linear(in_features=8, out_features=8, bias=True)\n"
         ")"
     )
+
+
+def test_a_reassigned_parameter_keeps_its_place_in_the_state_dict():
+    import lucid.nn as nn_
+
+    layer = nn_.Linear(3, 2)
+    layer.weight = nn_.Parameter(lucid.zeros(2, 3))
+    assert list(layer.state_dict()) == ["weight", "bias"]  # PyTorch's order, not moved last
+    layer.register_parameter("weight", nn_.Parameter(lucid.ones(2, 3)))
+    assert list(layer.state_dict()) == ["weight", "bias"]
+    assert float(layer.weight.sum().item()) == 6.0
+    layer.bias = None  # an optional slot keeps its place too (and leaves the state dict)
+    assert list(layer.state_dict()) == ["weight"]

@@ -65,14 +65,22 @@ class Module:
             registry.pop(name, None)
         self.__dict__.pop(name, None)
 
+    def _place(self, which: int, name: str, value: Any) -> None:
+        """Store ``value`` under ``name`` in registry ``which`` (0 parameters, 1 buffers,
+        2 modules): in its old place when the name is there already (a reassigned weight keeps
+        its place in the state dict, as in PyTorch), else last, after the name is forgotten
+        everywhere else (a name lives in one registry at a time)."""
+        target = self._registries()[which]
+        if name not in target:
+            self._forget(name)
+        target[name] = value
+        if value is not None:
+            _name_by_path(name, value)
+
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, (Parameter, Buffer, Module)):
-            params, buffers, modules = self._registries()
-            self._forget(name)  # a name lives in one registry at a time
-            target = params if isinstance(value, Parameter) else (
-                buffers if isinstance(value, Buffer) else modules)
-            target[name] = value
-            _name_by_path(name, value)
+            self._place(0 if isinstance(value, Parameter) else
+                        1 if isinstance(value, Buffer) else 2, name, value)
             return
         registries = self.__dict__.get("_parameters"), self.__dict__.get("_buffers")
         params, buffers = registries
@@ -135,10 +143,7 @@ class Module:
                 f"register_parameter: {name!r} must be an nn.Parameter or None, got "
                 f"{type(param).__name__} (wrap it: nn.Parameter(tensor))"
             )
-        self._forget(name)
-        self._registries()[0][name] = param
-        if param is not None:
-            _name_by_path(name, param)
+        self._place(0, name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None) -> None:
         """Register a buffer (a Tensor, kept as a :class:`Buffer`) or None."""
@@ -149,10 +154,7 @@ class Module:
             )
         if tensor is not None and not isinstance(tensor, Buffer):
             tensor = Buffer(tensor)
-        self._forget(name)
-        self._registries()[1][name] = tensor
-        if tensor is not None:
-            _name_by_path(name, tensor)
+        self._place(1, name, tensor)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register a child module (or None)."""
@@ -160,10 +162,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: {name!r} must be a Module or None, got "
                             f"{type(module).__name__}")
-        self._forget(name)
-        self._registries()[2][name] = module
-        if module is not None:
-            _name_by_path(name, module)
+        self._place(2, name, module)
 
     register_module = add_module
 
