@@ -15,29 +15,14 @@ from benchmarks.common import Row, optional, timeit_many
 LR = 1e-3
 
 
-def _lucid_step(model, x, target):
-    opt = lucid.optim.SGD(model.parameters(), lr=LR)
-    xt, tt = lucid.Tensor(x), lucid.Tensor(target)
+def _step(model, sgd, tensor, x, target):
+    """One training step of ``model`` with its framework's ``sgd`` and ``tensor`` maker."""
+    opt = sgd(model.parameters(), lr=LR)
+    xt, tt = tensor(x), tensor(target)
 
     def step():
         opt.zero_grad()
         out = model(xt)
-        out = out[0] if isinstance(out, tuple) else out
-        loss = ((out - tt) ** 2).mean()
-        loss.backward()
-        opt.step()
-        return float(loss.item())
-
-    return step
-
-
-def _torch_step(torch, net, x, target):
-    opt = torch.optim.SGD(net.parameters(), lr=LR)
-    xt, tt = torch.tensor(x), torch.tensor(target)
-
-    def step():
-        opt.zero_grad()
-        out = net(xt)
         out = out[0] if isinstance(out, tuple) else out
         loss = ((out - tt) ** 2).mean()
         loss.backward()
@@ -58,8 +43,8 @@ def _case(name, target_text, make_lucid, make_torch, x, target, quick):
         net = make_torch(torch)
         model.load_state_dict({k: lucid.Tensor(v.detach().numpy())
                                for k, v in net.state_dict().items()})
-        fns["torch"] = _torch_step(torch, net, x, target)
-    fns["lucid"] = _lucid_step(model, x, target)
+        fns["torch"] = _step(net, torch.optim.SGD, torch.tensor, x, target)
+    fns["lucid"] = _step(model, lucid.optim.SGD, lucid.Tensor, x, target)
     first = {k: f() for k, f in fns.items()}
     if "torch" in first and not np.isclose(first["lucid"], first["torch"], rtol=1e-3):
         raise AssertionError(f"{name}: first losses differ: {first}")

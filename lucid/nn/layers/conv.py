@@ -106,10 +106,10 @@ def _uniform(bound: float, shape: tuple[int, ...], dtype: Any, device: str) -> T
                           device=device)
 
 
-class Conv1d(_ConvNd):
-    """1-D convolution over (N, in_channels, L): weight (out_channels, in_channels/groups, k)."""
+class _Conv(_ConvNd):
+    """What Conv1d/2d/3d share: PyTorch's arguments, and ``conv``, the function of their d."""
 
-    d = 1
+    conv: Any = None
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
@@ -118,26 +118,24 @@ class Conv1d(_ConvNd):
                          groups, bias, dtype=dtype, device=device)
 
     def forward(self, x: Tensor) -> Tensor:
-        return conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)
+        return self.conv(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                         self.groups)
 
 
-class Conv2d(_ConvNd):
+class Conv1d(_Conv):
+    """1-D convolution over (N, in_channels, L): weight (out_channels, in_channels/groups, k)."""
+
+    d = 1
+    conv = staticmethod(conv1d)
+
+
+class Conv2d(_Conv):
     """2-D convolution over (N, in_channels, H, W): weight (out_channels, in_channels/groups,
     kh, kw), bias (out_channels,).  Output (N, out_channels, Ho, Wo) with
     ``Ho = (H + 2·padding - dilation·(kh - 1) - 1) // stride + 1`` (likewise Wo)."""
 
     d = 2
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 dtype: Any = Float32, device: str = "cpu") -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, dtype=dtype, device=device)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)
+    conv = staticmethod(conv2d)
 
 
 class ConvTranspose2d(_ConvNd):
@@ -160,21 +158,12 @@ class ConvTranspose2d(_ConvNd):
                                 self.output_padding, self.groups, self.dilation)
 
 
-class Conv3d(_ConvNd):
+class Conv3d(_Conv):
     """3-D convolution over (N, in_channels, D, H, W): weight (out_channels,
     in_channels/groups, kd, kh, kw), bias (out_channels,); sizes as Conv2d's, per axis."""
 
     d = 3
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 dtype: Any = Float32, device: str = "cpu") -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, dtype=dtype, device=device)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)
+    conv = staticmethod(conv3d)
 
 
 class ConvTranspose1d(ConvTranspose2d):

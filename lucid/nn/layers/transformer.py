@@ -73,6 +73,14 @@ class _Layer(Module):
     def _ff(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(self.activation(self.linear1(x))))
 
+    def _block(self, x: Tensor, k: int, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        """Residual block k: ``x + dropout_k(sublayer(norm_k(x)))`` with ``norm_first``,
+        else ``norm_k(x + dropout_k(sublayer(x)))``."""
+        norm, drop = getattr(self, f"norm{k}"), getattr(self, f"dropout{k}")
+        if self.norm_first:
+            return x + drop(sublayer(norm(x)))
+        return norm(x + drop(sublayer(x)))
+
     def _attend(self, attn: MultiHeadAttention, q: Tensor, kv: Tensor, mask: Any,
                 padding: Any, is_causal: bool) -> Tensor:
         out, weights = attn(q, kv, kv, key_padding_mask=padding, attn_mask=mask,
@@ -100,15 +108,9 @@ class TransformerEncoderLayer(_Layer):
 
     def forward(self, src: Tensor, src_mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool = False) -> Tensor:
-        x = src
-        if self.norm_first:
-            h = self.norm1(x)
-            x = x + self.dropout1(self._attend(self.self_attn, h, h, src_mask,
-                                               src_key_padding_mask, is_causal))
-            return x + self.dropout2(self._ff(self.norm2(x)))
-        x = self.norm1(x + self.dropout1(self._attend(self.self_attn, x, x, src_mask,
-                                                      src_key_padding_mask, is_causal)))
-        return self.norm2(x + self.dropout2(self._ff(x)))
+        x = self._block(src, 1, lambda h: self._attend(self.self_attn, h, h, src_mask,
+                                                       src_key_padding_mask, is_causal))
+        return self._block(x, 2, self._ff)
 
 
 class TransformerDecoderLayer(_Layer):
@@ -134,65 +136,46 @@ class TransformerDecoderLayer(_Layer):
                 memory_mask: Any = None, tgt_key_padding_mask: Any = None,
                 memory_key_padding_mask: Any = None, tgt_is_causal: bool = False,
                 memory_is_causal: bool = False) -> Tensor:
-        x = tgt
-        if self.norm_first:
-            h = self.norm1(x)
-            x = x + self.dropout1(self._attend(self.self_attn, h, h, tgt_mask,
-                                               tgt_key_padding_mask, tgt_is_causal))
-            x = x + self.dropout2(self._attend(self.multihead_attn, self.norm2(x), memory,
-                                               memory_mask, memory_key_padding_mask,
-                                               memory_is_causal))
-            return x + self.dropout3(self._ff(self.norm3(x)))
-        x = self.norm1(x + self.dropout1(self._attend(self.self_attn, x, x, tgt_mask,
-                                                      tgt_key_padding_mask, tgt_is_causal)))
-        x = self.norm2(x + self.dropout2(self._attend(self.multihead_attn, x, memory,
-                                                      memory_mask, memory_key_padding_mask,
-                                                      memory_is_causal)))
-        return self.norm3(x + self.dropout3(self._ff(x)))
+        x = self._block(tgt, 1, lambda h: self._attend(self.self_attn, h, h, tgt_mask,
+                                                       tgt_key_padding_mask, tgt_is_causal))
+        x = self._block(x, 2, lambda h: self._attend(self.multihead_attn, h, memory,
+                                                     memory_mask, memory_key_padding_mask,
+                                                     memory_is_causal))
+        return self._block(x, 3, self._ff)
 
 
-def _clones(layer: Module, n: int) -> ModuleList:
-    return ModuleList([copy.deepcopy(layer) for _ in range(n)])
+class _Stack(Module):
+    """``num_layers`` copies of one layer (``layers.0`` ...), then ``norm`` if given."""
 
-
-class TransformerEncoder(Module):
-    """``num_layers`` copies of ``encoder_layer`` (``layers.0`` ...), then ``norm`` if given."""
-
-    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
-                 norm: Module | None = None) -> None:
+    def __init__(self, layer: Module, num_layers: int, norm: Module | None = None) -> None:
         super().__init__()
-        self.layers = _clones(encoder_layer, num_layers)
+        self.layers = ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
-                is_causal: bool = False) -> Tensor:
-        x = src
+    def _run(self, x: Tensor, *args: Any) -> Tensor:
         for layer in self.layers:
-            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                      is_causal=is_causal)
+            x = layer(x, *args)
         return x if self.norm is None else self.norm(x)
 
 
-class TransformerDecoder(Module):
-    """``num_layers`` copies of ``decoder_layer`` (``layers.0`` ...), then ``norm`` if given."""
+class TransformerEncoder(_Stack):
+    """``num_layers`` copies of ``encoder_layer`` (``layers.0`` ...), then ``norm`` if given."""
 
-    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
-                 norm: Module | None = None) -> None:
-        super().__init__()
-        self.layers = _clones(decoder_layer, num_layers)
-        self.num_layers = num_layers
-        self.norm = norm
+    def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
+                is_causal: bool = False) -> Tensor:
+        return self._run(src, mask, src_key_padding_mask, is_causal)
+
+
+class TransformerDecoder(_Stack):
+    """``num_layers`` copies of ``decoder_layer`` (``layers.0`` ...), then ``norm`` if given."""
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Any = None,
                 memory_mask: Any = None, tgt_key_padding_mask: Any = None,
                 memory_key_padding_mask: Any = None, tgt_is_causal: bool = False,
                 memory_is_causal: bool = False) -> Tensor:
-        x = tgt
-        for layer in self.layers:
-            x = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
-                      memory_key_padding_mask, tgt_is_causal, memory_is_causal)
-        return x if self.norm is None else self.norm(x)
+        return self._run(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                         memory_key_padding_mask, tgt_is_causal, memory_is_causal)
 
 
 class Transformer(Module):
