@@ -440,3 +440,32 @@ def test_leaf_grads_are_writable_even_when_the_rule_returned_a_view():
     x.sum().backward()  # Sum's rule broadcasts g: a read-only view
     x.grad *= 2  # gradient clipping and optimizers update .grad in place
     np.testing.assert_allclose(x.grad, np.full((2, 3), 2.0))
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("slices_first", [True, False])
+def test_slice_gradients_are_added_into_place_without_touching_shared_arrays(device,
+                                                                             slices_first):
+    """x[t] in a loop over t: each slice's gradient is added into one array in place.  When
+    a whole gradient arrived first it may be the very array an add passed to its other input
+    as well (here w's), so it must be copied before a slice is added into it."""
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    rng = np.random.default_rng(3)
+    xv, wv = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    x = lucid.Tensor(xv, requires_grad=True, dtype=lucid.Float64, device=device)
+    w = lucid.Tensor(wv, requires_grad=True, dtype=lucid.Float64, device=device)
+    a = x * 2.0  # not a leaf: its gradient is assembled by the walk
+    if slices_first:  # whole gradient reaches a first, then the slices
+        parts = [a[t] * (t + 1.0) for t in range(4)] + [a.narrow(1, 1, 2) * 5.0]
+        out = a + w
+    else:  # slices first, then the whole gradient
+        out = a + w
+        parts = [a[t] * (t + 1.0) for t in range(4)] + [a.narrow(1, 1, 2) * 5.0]
+    loss = out.sum() + sum(p.sum() for p in parts)
+    loss.backward()
+    # dL/da = 1 (from out) + (t + 1) on row t + 5 on columns 1..2; dL/dx = 2 dL/da
+    da = np.ones((4, 3)) + np.arange(1.0, 5.0)[:, None]
+    da[:, 1:3] += 5.0
+    np.testing.assert_allclose(np.asarray(x.grad), 2 * da, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(np.asarray(w.grad), np.ones((4, 3)))  # untouched by the slices

@@ -71,6 +71,34 @@ def released_error(node: Any) -> RuntimeError:
     )
 
 
+class PartGrad:
+    """dL/dx of an op that reads one part of ``x`` (``x[2:5]``, ``x[t]``): ``g`` inside
+    ``x[index]``, zero everywhere else.
+
+    Basic-indexing ops return this instead of a full array of zeros with ``g`` written in, and
+    the walk adds ``g`` into place.  A loop that reads ``x[t]`` for every ``t`` (an RNN over
+    the time steps of one input projection) then builds one full-size gradient, not one per
+    step.  ``index`` selects each element at most once (basic indexing), so adding in place
+    is exact.
+    """
+
+    __slots__ = ("shape", "dtype", "index", "g")
+
+    def __init__(self, shape: tuple, dtype: Any, index: Any, g: Any) -> None:
+        self.shape, self.dtype, self.index, self.g = shape, dtype, index, g
+
+    def dense(self, xp: Any) -> Any:
+        """The full gradient: zeros of x's shape with ``g`` in ``x[index]``."""
+        dx = xp.zeros(self.shape, dtype=self.dtype)
+        dx[self.index] = self.g
+        return dx
+
+    def add_to(self, acc: Any) -> Any:
+        """``acc`` plus this gradient, written into ``acc`` (which only the walk holds)."""
+        acc[self.index] += self.g  # NumPy: in place; MLX: ``acc`` takes the new value
+        return acc
+
+
 #: The namespace of Lucid ops that backward rules run on when ``create_graph=True`` (set by
 #: ``lucid.ops.graph_xp`` when the op catalogue loads; the engine sits below the ops).
 GRAPH_XP: Any = None
@@ -120,6 +148,7 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
     """Visit every node that leads back from ``root``, each once, latest-created first."""
     heap: list[tuple[int, Any]] = []  # nodes made by ops, keyed by -seq (latest first)
     leaves: list[Any] = []  # nodes no op made, in the order gradients first reached them
+    owned: set = set()  # nodes whose gradient array only this walk holds (see _send_part)
     root._g = seed
     if root._op is None:
         leaves.append(root)
@@ -139,10 +168,13 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
                 node.grad = g if node.grad is None else node.grad + g
             grads = _local_backward(node, g, retain_graph)  # one gradient per input
             if observe is not None:
-                observe(node, grads)
+                observe(node, _dense(node, grads))
             for parent, pg in zip(node._prev, grads):
                 if pg is not None and parent.requires_grad:
-                    _send(node, parent, pg, g, heap, leaves)
+                    if type(pg) is PartGrad:
+                        _send_part(parent, pg, heap, leaves, owned)
+                    else:
+                        _send(node, parent, pg, g, heap, leaves)
         for leaf in leaves:
             _finish_leaf(leaf, capture)
     except BaseException:
@@ -264,6 +296,33 @@ def _send(node: Any, parent: Any, pg: Any, g: Any, heap: list, leaves: list) -> 
             heappush(heap, (-parent._op.seq, parent))
     else:
         parent._g = parent._g + pg
+
+
+def _send_part(parent: Any, pg: PartGrad, heap: list, leaves: list, owned: set) -> None:
+    """Add a gradient that lives in one part of ``parent`` into the gradient it has received.
+
+    The first part starts a zero array that the walk owns; later parts are added into it in
+    place.  A gradient array that arrived whole may be shared (an add passes the same array to
+    both inputs), so it is copied once before anything is written into it."""
+    acc = parent._g
+    if acc is None:
+        parent._g = pg.dense(BACKENDS[parent.device].xp)
+        owned.add(parent)
+        if parent._op is None:
+            leaves.append(parent)
+        else:
+            heappush(heap, (-parent._op.seq, parent))
+        return
+    if parent not in owned:
+        acc = BACKENDS[parent.device].copy(acc)
+        owned.add(parent)
+    parent._g = pg.add_to(acc)
+
+
+def _dense(node: Any, grads: tuple) -> tuple:
+    """``grads`` with every :class:`PartGrad` written out in full (for ``observe``)."""
+    xp = BACKENDS[node.device].xp
+    return tuple(pg.dense(xp) if type(pg) is PartGrad else pg for pg in grads)
 
 
 def _finish_leaf(leaf: Any, capture: dict | None) -> None:
