@@ -172,3 +172,19 @@ def test_pytorch_state_dicts_load_and_outputs_match():
         packed, _ = theirs(pack_padded_sequence(torch.tensor(x), [5, 3]))
         want, _ = pad_packed_sequence(packed)
         np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind, gates, elementwise", [("RNN", 1, 2), ("LSTM", 4, 10),
+                                                      ("GRU", 3, 12)])
+def test_the_gates_are_counted(kind, gates, elementwise):
+    """MACs: the input projection (one GEMM over all steps) and the hidden projection of every
+    step, gates·H·(I + H) per sample and step.  FLOPs: at least the gate arithmetic, which
+    works on N·H values per step (RNN: add, tanh; LSTM: add, 3 sigmoids, 2 tanh, 3 products,
+    1 sum; GRU: more)."""
+    lucid.random.seed(0)
+    steps, batch, inp, hid = 5, 3, 4, 6
+    layer = getattr(nn, kind)(inp, hid)
+    with lucid.count_flops():
+        out, _ = layer(lucid.randn(steps, batch, inp))
+    assert out.cost.macs == steps * batch * gates * hid * (inp + hid)
+    assert out.cost.flops >= steps * batch * hid * elementwise

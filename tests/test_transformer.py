@@ -159,3 +159,19 @@ def test_pytorch_state_dicts_load_and_outputs_match():
                   src_key_padding_mask=torch.tensor(pad),
                   memory_key_padding_mask=torch.tensor(pad))
     np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_attention_is_counted():
+    """MACs of multi-head attention: the q/k/v projections (3·E² per token), the scores
+    Q·Kᵀ and the weighted sum A·V (L·S·E each), the output projection (E² per token); FLOPs at
+    least the softmax over every score."""
+    lucid.random.seed(0)
+    batch, length, embed, heads = 3, 5, 8, 2
+    attn = nn.MultiHeadAttention(embed, heads, batch_first=True)
+    x = lucid.randn(batch, length, embed)
+    with lucid.count_flops():
+        out, _ = attn(x, x, x)
+    tokens = batch * length
+    assert out.cost.macs == (tokens * 3 * embed * embed + 2 * batch * length * length * embed
+                             + tokens * embed * embed)
+    assert out.cost.flops >= batch * heads * length * length * 3  # exp, sum, divide
