@@ -46,7 +46,8 @@ Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
                "import lucid_viz", "from lucid.data import DataLoader, TensorDataset, "
                "random_split", "from lucid.models import MLP",
                "from lucid.optim import SGD, Adam",
-               "from lucid.optim.lr_scheduler import CosineAnnealingLR")),
+               "from lucid.optim.lr_scheduler import CosineAnnealingLR",
+               "from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere")),
     md("""
 ## 1. The data: 8x8 digits
 
@@ -192,7 +193,7 @@ optimizer = SGD(model.parameters(), lr=0.05, momentum=0.9)
 scheduler = CosineAnnealingLR(optimizer, T_max=EPOCHS)
 
 train_losses, val_losses, norm_history = [], [], []
-for epoch in range(EPOCHS):
+for epoch in trange(EPOCHS, desc="training (epochs)"):
     model.train()                                    # training mode
     for xb, yb in train_loader:
         optimizer.zero_grad()                        # 1. clear the old gradients
@@ -474,7 +475,8 @@ Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
 """),
     code(setup("import numpy as np", "from numpy.lib.stride_tricks import sliding_window_view",
                "", "import lucid", "import lucid.nn as nn", "import lucid.nn.functional as F",
-               "import lucid_viz", "from lucid.models import resnet_18, summarize")),
+               "import lucid_viz", "from lucid.models import resnet_18, summarize",
+               "from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere")),
     md("""
 ## 1. A convolution is a matrix product (im2col)
 
@@ -660,7 +662,7 @@ with Adam:
     code('''
 optimizer = Adam(cnn.parameters(), lr=1e-2)
 losses, epoch_losses = [], []
-for epoch in range(8):
+for epoch in trange(8, desc="training (epochs)"):
     cnn.train()
     for xb, yb in train_loader:
         optimizer.zero_grad()
