@@ -145,15 +145,24 @@ def test_errors_name_the_layer_and_the_shapes():
         nn.RNN(3, 4, nonlinearity="gelu")
 
 
-def test_gpu_matches_cpu():
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_gpu_matches_cpu_forward_and_backward(kind):
     pytest.importorskip("mlx.core")
     lucid.random.seed(5)
-    lstm = nn.LSTM(3, 4, num_layers=2)
+    layer = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True)
     x = RNG.standard_normal((5, 2, 3)).astype(np.float32)
-    cpu = lstm(lucid.Tensor(x))[0].numpy()
-    lstm.to("gpu")
-    gpu = lstm(lucid.Tensor(x, device="gpu"))[0].numpy()
-    np.testing.assert_allclose(gpu, cpu, rtol=1e-4, atol=1e-5)
+    results = {}
+    for device in ("cpu", "gpu"):
+        layer.to(device)
+        layer.zero_grad()
+        out = layer(lucid.Tensor(x, device=device), lengths=[5, 3])[0]
+        (out * out).sum().backward()
+        results[device] = (out.numpy(), {n: np.asarray(p.grad.tolist())
+                                         for n, p in layer.named_parameters()})
+    np.testing.assert_allclose(results["gpu"][0], results["cpu"][0], rtol=1e-4, atol=1e-5)
+    for name, grad in results["cpu"][1].items():
+        np.testing.assert_allclose(results["gpu"][1][name], grad, rtol=1e-3, atol=1e-5,
+                                   err_msg=name)
 
 
 def test_pytorch_state_dicts_load_and_outputs_match():

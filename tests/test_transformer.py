@@ -175,3 +175,28 @@ def test_attention_is_counted():
     assert out.cost.macs == (tokens * 3 * embed * embed + 2 * batch * length * length * embed
                              + tokens * embed * embed)
     assert out.cost.flops >= batch * heads * length * length * 3  # exp, sum, divide
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_gpu_matches_cpu_forward_and_backward(norm_first):
+    pytest.importorskip("mlx.core")
+    lucid.random.seed(2)
+    model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+                           dim_feedforward=16, dropout=0.0, norm_first=norm_first)
+    src = RNG.standard_normal((5, 2, 8)).astype(np.float32)
+    tgt = RNG.standard_normal((4, 2, 8)).astype(np.float32)
+    padding = np.array([[False] * 5, [False] * 3 + [True] * 2])
+    results = {}
+    for device in ("cpu", "gpu"):
+        model.to(device)
+        model.zero_grad()
+        out = model(lucid.Tensor(src, device=device), lucid.Tensor(tgt, device=device),
+                    tgt_mask=nn.Transformer.generate_square_subsequent_mask(4, device=device),
+                    src_key_padding_mask=lucid.Tensor(padding, device=device))
+        (out * out).sum().backward()
+        results[device] = (out.numpy(), {n: np.asarray(p.grad.tolist())
+                                         for n, p in model.named_parameters()})
+    np.testing.assert_allclose(results["gpu"][0], results["cpu"][0], rtol=1e-4, atol=1e-5)
+    for name, grad in results["cpu"][1].items():
+        np.testing.assert_allclose(results["gpu"][1][name], grad, rtol=1e-3, atol=1e-4,
+                                   err_msg=name)
