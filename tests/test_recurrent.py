@@ -197,3 +197,38 @@ def test_the_gates_are_counted(kind, gates, elementwise):
         out, _ = layer(lucid.randn(steps, batch, inp))
     assert out.cost.macs == steps * batch * gates * hid * (inp + hid)
     assert out.cost.flops >= steps * batch * hid * elementwise
+
+
+SIZES = [  # (input, hidden, layers, bidirectional, batch_first, steps, batch)
+    (1, 1, 1, False, False, 1, 1), (3, 7, 1, True, False, 6, 2), (7, 3, 3, False, True, 4, 5),
+    (16, 32, 2, True, True, 9, 3), (5, 64, 1, False, False, 2, 8), (64, 5, 2, True, False, 3, 1),
+]
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("inp, hid, layers, bidir, batch_first, steps, batch", SIZES)
+def test_every_size_runs_forward_and_backward(kind, inp, hid, layers, bidir, batch_first,
+                                              steps, batch):
+    """Lucid 2.x's LSTM and GRU crashed for most sizes: every combination here must run, give
+    the documented shapes, and send a gradient to every parameter; against PyTorch's outputs
+    when it is installed."""
+    lucid.random.seed(6)
+    layer = getattr(nn, kind)(inp, hid, num_layers=layers, bidirectional=bidir,
+                              batch_first=batch_first)
+    x = RNG.standard_normal((batch, steps, inp) if batch_first else (steps, batch, inp))
+    x = x.astype(np.float32)
+    out, state = layer(lucid.Tensor(x))
+    dirs = 2 if bidir else 1
+    want = (batch, steps, dirs * hid) if batch_first else (steps, batch, dirs * hid)
+    assert out.shape == want
+    h_n = state[0] if kind == "LSTM" else state
+    assert h_n.shape == (layers * dirs, batch, hid)
+    (out.sum() + h_n.sum()).backward()
+    for name, p in layer.named_parameters():
+        assert p.grad is not None and p.grad.shape == p.shape, name
+    torch = pytest.importorskip("torch")
+    theirs = getattr(torch.nn, kind)(inp, hid, num_layers=layers, bidirectional=bidir,
+                                     batch_first=batch_first)
+    theirs.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in layer.state_dict().items()})
+    want_out, _ = theirs(torch.tensor(x))
+    np.testing.assert_allclose(out.numpy(), want_out.detach().numpy(), rtol=1e-4, atol=1e-5)
