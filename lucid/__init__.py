@@ -24,6 +24,7 @@ from lucid.types import (
 )
 from lucid import ops  # noqa: E402  (registers ops, attaches Tensor methods and operators)
 from lucid.ops import *  # noqa: F403,E402  (every public function of the catalogue)
+from lucid.ops.base import Op  # noqa: E402  (your own op: subclass it, see lucid.Op)
 from lucid.creation import *  # noqa: F403,E402
 from lucid import random  # noqa: E402
 from lucid.random import rand, randn  # noqa: E402

@@ -121,21 +121,32 @@ class Op:
         REGISTRY[name] = cls
         _publish(cls)
 
+    @classmethod
+    def apply(cls, *inputs: Any, **params: Any) -> Tensor:
+        """Run a new ``cls(**params)`` on ``inputs``: ``Cube.apply(x)``.  An op object keeps
+        what its backward needs, so every call makes a fresh one."""
+        return apply(cls(**params), *inputs)
+
     def forward(self, xp: Any, *xs: Any) -> Any:
-        raise NotImplementedError
+        raise self.error("no forward rule: define forward(self, xp, x) returning an array",
+                         NotImplementedError)
 
     def backward(self, xp: Any, g: Any) -> tuple[Any, ...]:
-        raise NotImplementedError(f"{self.name}: no backward rule")
+        raise self.error("no backward rule: define backward(self, xp, g) returning one "
+                         "gradient per input", NotImplementedError)
 
     def forward_flops(self, out: Any, *xs: Any) -> int:
         """Operations of the forward pass: multiply-adds (MACs) for matmul/conv, one FLOP per
         output element for elementwise ops."""
-        raise NotImplementedError(f"{self.name}: no FLOPs rule")
+        raise self.error("no FLOPs rule: define forward_flops(self, out, x) returning the "
+                         "number of operations (counting FLOPs and drawing need it)",
+                         NotImplementedError)
 
     def backward_flops(self, out: Any, *xs: Any) -> int:
         """Operations of this op's backward rule, counted the same way: only the gradients
         the rule computes, those of the inputs in ``self.needs``."""
-        raise NotImplementedError(f"{self.name}: no backward FLOPs rule")
+        raise self.error("no backward FLOPs rule: define backward_flops(self, out, x) "
+                         "returning the number of operations of backward", NotImplementedError)
 
     def macs_of(self, flops: int, flops_bwd: int, out: Any, *xs: Any) -> tuple[int, int]:
         """How many of the forward and backward counts of a ``counts_macs`` op are
@@ -149,8 +160,9 @@ class Op:
         self.versions = None
 
     def error(self, message: str, kind: type[Exception] = ValueError) -> Exception:
-        """An exception whose message starts with this op's name."""
-        return kind(f"{self.name}: {message}")
+        """An exception whose message starts with this op's name (its class name when it has
+        none: an op of your own)."""
+        return kind(f"{self.name or type(self).__name__}: {message}")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
@@ -358,10 +370,8 @@ def _pick_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, .
     fixed = {a.device for a in args if not a._free}
     if len(fixed) > 1:
         listed = ", ".join(f"{a.describe()} on {a.device!r}" for a in args)
-        raise RuntimeError(
-            f"{op.name}: inputs are on different devices ({listed}). Move them to one device "
-            "first, e.g. x.to('gpu') or x.to('cpu')."
-        )
+        raise op.error(f"inputs are on different devices ({listed}). Move them to one device "
+                       "first, e.g. x.to('gpu') or x.to('cpu').", RuntimeError)
     if fixed:
         device = fixed.pop()
     else:
