@@ -6,19 +6,22 @@ into plain data (:mod:`lucid_viz.graph`), and every renderer reads that.
 
 * ``trace(y)`` / ``trace(model, x)`` -- the graph model;
 * ``draw(y)`` / ``draw(model, x, depth=1)`` -- the DAG as SVG (:mod:`lucid_viz.render`):
-  :mod:`lucid_viz.view` decides what is shown (clusters, collapsed modules, roll-ups),
+  :mod:`lucid_viz.view` decides what is shown (clusters, collapsed modules, roll-ups, the
+  time steps of a recurrent layer rolled up into one, "LSTM step × 32"),
   :mod:`lucid_viz.dot` writes it as DOT, :mod:`lucid_viz.graphviz_bin` finds Graphviz;
 * ``step_backward(loss)`` -- the backward pass, one node per step (:mod:`lucid_viz.stepper`);
 * ``%load_ext lucid_viz`` -- ``%lucid_flops`` / ``%%lucid_flops`` (:mod:`lucid_viz.magic`);
-* ``plot_flops_per_layer``, ``plot_grad_norms`` + ``grad_norms``, ``plot_loss`` -- matplotlib
-  figures (:mod:`lucid_viz.plots`; matplotlib is imported on first use, not here).
+* ``plot_flops_per_layer``, ``plot_grad_norms`` + ``grad_norms``, ``plot_loss``,
+  ``plot_attention`` -- matplotlib figures (:mod:`lucid_viz.plots`; matplotlib is imported on
+  first use, not here).
 """
 
 from lucid_viz.graph import Edge, Graph, Node, trace
 from lucid_viz.graphviz_bin import GraphvizError, GraphvizNotFound, find_dot
 from lucid_viz.render import Drawing, ModuleInfo, draw, to_dot, to_mermaid, trace_with_modules
 
-_PLOTS = ("grad_norms", "plot_flops_per_layer", "plot_grad_norms", "plot_loss")
+_PLOTS = ("grad_norms", "plot_attention", "plot_flops_per_layer", "plot_grad_norms",
+          "plot_loss")
 
 __all__ = [
     "Drawing",

@@ -30,7 +30,7 @@ from lucid.cost import Cost, check_unit
 from lucid.shapes import fmt
 from lucid_viz.graph import Edge, Graph, Node
 from lucid_viz.values import value_lines
-from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, _View, build_view, call_label
+from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, _View, build_view
 
 __all__ = ["PALETTES", "HIGHLIGHT", "CROSS_DEVICE", "sum_cost", "to_dot"]
 
@@ -163,6 +163,32 @@ def _node_label(graph: Graph, n: Node, o: _Opts, note: str | None) -> str:
     return "\n".join(lines)
 
 
+def _rolled_note(graph: Graph, view: _View, s: _Shown, notes: Mapping[str, str]) -> str | None:
+    """A node's note; a rolled-up node that stands for the output says so."""
+    note = notes.get(s.id)
+    if graph.output in s.members and s.id != graph.output:
+        unit = next((view.units[s.path[:k]] for k in range(len(s.path), 0, -1)
+                     if s.path[:k] in view.units), None)
+        what = unit.what if unit is not None else "step"
+        note = "\n".join(x for x in (note, f"(the output: this op at the last {what})") if x)
+    return note
+
+
+def _repeats(nodes: list[Node], path: str) -> str | None:
+    """What a box says about repeats: "32 time steps" for a recurrent layer, "8 calls" for
+    a layer called 8 times; None for neither."""
+    loops: dict[tuple, set[int]] = defaultdict(set)
+    for n in nodes:
+        if n.step is not None:
+            loops[(n.step.module, n.step.call, n.step.loop)].add(n.step.t)
+    if loops:
+        counts = sorted({len(ts) for ts in loops.values()})
+        steps = f"{counts[0]:,} time steps" if len(counts) == 1 else "time steps"
+        return steps if len(loops) == 1 else f"{len(loops)} loops of {steps}"
+    calls = {n.call for n in nodes if not n.is_leaf and n.module == path}
+    return f"{len(calls):,} calls" if len(calls) > 1 else None
+
+
 def _box_label(graph: Graph, s: _Shown, o: _Opts, out: Node) -> str:
     nodes = [graph.node(m) for m in s.members]
     path = ".".join(s.path)
@@ -175,6 +201,9 @@ def _box_label(graph: Graph, s: _Shown, o: _Opts, out: Node) -> str:
         call = f" (call {s.id.rsplit('#', 1)[1]})" if "#" in s.id else ""
         lines = [path + (f" ({kind})" if kind else "") + call]
     lines.append(f"{_shape(out.shape)} {out.dtype}")
+    repeats = _repeats(nodes, path) if s.kind == "box" else None
+    if repeats:
+        lines.append(repeats)
     if o.counted:
         lines.append(_cost_text(sum_cost(nodes), o.unit))
         if o.backward:
@@ -248,6 +277,14 @@ def to_dot(
     add) stay visible inside it.  Chains of identical sibling boxes roll up into one
     "Kind × n" box (``rollup=False`` keeps them apart).  A layer called twice (a shared ReLU)
     becomes one box per call.
+
+    Recurrent layers (``nn.RNN``/``LSTM``/``GRU``) draw each time step as a cluster ("LSTM
+    step t=3"); the identical steps of a loop roll up into one drawn step, "LSTM step × 32",
+    whose FLOPs line is the total over all its steps, with labelled edges into and out of it
+    ("every step (× 32)", "first step") and a dashed "next step" edge for the state it hands
+    on.  A cell called in a loop, each call fed by the one before, rolls up the same way
+    ("cell (LSTMCell) × 32 calls").  ``rollup=False`` draws every step (with
+    ``max_nodes=None`` for a long sequence, or the node guard collapses the layer).
 
     ``max_nodes`` (default 150; ``None`` turns the guard off): if the view has more drawn nodes,
     it collapses one module level at a time until it fits, and, if even one level is too many,
@@ -333,6 +370,8 @@ def _title(graph: Graph, o: _Opts, title: str | None, guard_note: str | None,
            legend: bool, width: int = TITLE_WIDTH) -> str:
     ops = [n for n in graph.nodes if not n.is_leaf]
     lines = wrap(title or (o.types.get("") or "Lucid graph"), width)
+    if graph.note:
+        lines += wrap(graph.note, width)
     if not o.counted:
         if "flops" in o.show:
             lines += wrap("not counted: record the graph inside lucid.count_flops(), or "
@@ -375,9 +414,11 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
             group = _ROLE_GROUP.get(n.role, "op")
             pal = PALETTES.get(n.device, _OTHER)
             devices_seen[n.device].add(group)
-            attrs = {"label": _node_label(graph, n, o, notes.get(n.id)),
+            attrs = {"label": _node_label(graph, n, o, _rolled_note(graph, view, s, notes)),
                      "fillcolor": pal[group], "color": pal["line"],
-                     "tooltip": f"{n.id} in {'.'.join(s.path) or '(top level)'}"}
+                     "tooltip": f"{n.id} in {'.'.join(s.path) or '(top level)'}"
+                     + (f" (and {len(s.members) - 1} more, rolled up)"
+                        if len(s.members) > 1 else "")}
             if group == "parameter":
                 attrs["shape"] = "cylinder"
                 attrs["style"] = "filled"
@@ -387,7 +428,7 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
             elif n.role == "constant":
                 attrs["shape"] = "ellipse"
                 attrs["style"] = "filled,dashed"
-            elif n.role == "output":
+            elif n.role == "output" or graph.output in s.members:
                 attrs["peripheries"] = "2"
         else:
             member_set = set(s.members)
@@ -426,10 +467,11 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
                 lines.append(indent + node_stmt(item))
                 continue
             name = ".".join(item)
-            label = call_label(name, o.types)
-            total = sum_cost(graph.node(m) for m in flops_in[item])
-            if total is not None and o.counted:
-                label += "\n" + total.text(o.unit)
+            label = view.cluster_label(item, o.types)
+            inside = [graph.node(m) for m in flops_in[item]]
+            total = sum_cost(inside)
+            if total is not None and o.counted and not all(n.is_leaf for n in inside):
+                label += "\n" + view.count_prefix(item) + total.text(o.unit)
             lines.append(f"{indent}subgraph {_q('cluster_' + name)} {{")
             lines.append(f'{indent}  label={_q(label)}; style="rounded"; color="#9a9a9a"; '
                          f'fontsize=12; labeljust=l;')
@@ -442,7 +484,7 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
     drawn: dict[tuple[str, str], dict[str, Any]] = {}
     for e in graph.edges:
         a, b = view.where[e.src], view.where[e.dst]
-        if a == b:
+        if a == b and (a, b) not in view.recurrent:
             continue
         info = drawn.setdefault((a, b), {"to": set(), "hl": None})
         src, dst = graph.node(e.src), graph.node(e.dst)
@@ -453,10 +495,16 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
     crossing = False
     for (a, b), info in drawn.items():
         attrs: dict[str, str] = {}
+        words = view.edge_notes.get((a, b)) or view.recurrent.get((a, b))
+        if words:  # into or out of a roll-up: which steps it carries
+            attrs["label"] = " " + words
+        if (a, b) in view.recurrent:  # back to the top of the rolled-up step: not a rank
+            attrs.update(style="dashed", constraint="false")
         if info["to"]:
             crossing = True
             attrs.update(style="bold,dashed", color=CROSS_DEVICE, fontcolor=CROSS_DEVICE,
-                         label=" → " + ", ".join(sorted(info["to"])))
+                         label=" → " + ", ".join(sorted(info["to"]))
+                         + (f"; {words}" if words else ""))
         if info["hl"]:
             attrs.update(color=info["hl"], penwidth="2.5")
         lines.append(f"  {_q(a)} -> {_q(b)}" + (f" [{_attrs(attrs)}]" if attrs else "") + ";")

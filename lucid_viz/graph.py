@@ -6,6 +6,10 @@ node's role (input, parameter, buffer, constant, intermediate, output).  ``trace
 runs the model and names parameters by their module path and each op by the module call it ran
 in (read from the recorder of :func:`lucid.autograd.mode.record_ops`, never from hooks).
 
+A recurrent layer's ops also carry the time step that made them (``Node.step``, from the step
+marks of the recorder), and an op of a module called several times which call it was
+(``Node.call``), so a drawing can cluster each step and roll identical steps up.
+
 Ids are positions in a deterministic walk (``n0`` is a leaf, the output comes last), never
 ``id()`` or memory addresses, so the same seeded run always gives the same picture.
 ``Graph.order`` is the backward walk's own order (``lucid.autograd.engine.topological_order``),
@@ -19,12 +23,31 @@ from typing import Any
 
 from lucid.autograd.engine import run_backward, topological_order
 from lucid.autograd.mode import record_ops
+from lucid.autograd.recorder import Recorder
 from lucid.backends import get_backend
 from lucid.cost import Cost
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.tensor import Tensor
 
-__all__ = ["Node", "Edge", "Graph", "summed_axes", "trace", "trace_model"]
+__all__ = ["Node", "Edge", "Graph", "Step", "summed_axes", "trace", "trace_model"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """The time step of a loop an op ran in, as the layer running the loop marked it
+    (:meth:`lucid.autograd.recorder.Recorder.begin_step`).
+
+    ``module`` and ``call`` name the module call running the loop (``"lstm"``, its first
+    call); ``loop`` which of its loops (``""`` for its only one, ``"layer 1 reverse"``); ``t``
+    the time step (the index of the sequence element it reads); ``n`` the step's place in its
+    loop, in the order the steps ran (0, 1, ...; a reverse loop runs t = L-1 first).
+    """
+
+    module: str
+    call: int
+    loop: str
+    t: int
+    n: int
 
 
 @dataclass(frozen=True)
@@ -44,6 +67,8 @@ class Node:
     # as the module recorder stamped the op; "" is the model's own forward, None: no model
     macs: int = 0  # how many of ``flops`` / ``flops_bwd`` are multiply-adds (lucid.cost)
     macs_bwd: int = 0
+    call: int = 0  # which call of ``module`` made it: 1 for the first, ... (0: not recorded)
+    step: Step | None = None  # the time step of a loop that made it (a recurrent layer's)
 
     def cost(self, backward: bool = False) -> Cost | None:
         """The node's forward (or backward) count as MACs and FLOPs; None if not counted."""
@@ -95,6 +120,8 @@ class Graph:
     edges: list[Edge]
     order: list[str]  # backward order: the output first, each node before its inputs
     output: str
+    #: what a picture's title adds about the graph ("output[0] of the 2 the model returned")
+    note: str = ""
     _tensors: dict[str, Tensor] = field(default_factory=dict, repr=False, compare=False)
 
     def node(self, node_id: str) -> Node:
@@ -181,7 +208,9 @@ def trace(target: Any, *inputs: Any) -> Graph:
 
     ``trace(y)`` reads the graph ``y`` already has (record it with ``requires_grad`` inputs or
     inside ``lucid.count_flops()``; FLOPs appear when it was counted).  ``trace(model, x)`` runs
-    the model once with FLOPs counting on and names parameters, buffers and layers.
+    the model once with FLOPs counting on and names parameters, buffers and layers.  A model
+    that returns a tuple (``nn.LSTM`` returns ``(output, (h_n, c_n))``) is traced from its
+    first item, and the graph's ``note`` says so.
     """
     if isinstance(target, Tensor):
         if inputs:
@@ -201,17 +230,56 @@ def trace_model(model: Any, *inputs: Any) -> tuple[Graph, dict[str, str]]:
         names[id(p)] = ("parameter", name)
     for name, b in getattr(model, "named_buffers", lambda: [])():
         names[id(b)] = ("buffer", name)
-    with record_ops() as rec:
+    # the model is "" (its layers are "fc1", ...); a module a plain function calls is named
+    # by its class ("LSTMCell"), not "" as well
+    with record_ops(root_name=lambda m: "" if m is model else type(m).__name__) as rec:
         out = model(*inputs)
+    note = ""
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], Tensor):
+        note = f"the graph of output[0] of the {len(out)} values the model returned"
+        out = out[0]
     if not isinstance(out, Tensor):
-        raise TypeError(f"trace: the model returned {type(out).__name__}, not a Tensor")
+        raise TypeError(f"trace: the model returned {type(out).__name__}, not a Tensor "
+                        "(or a tuple that starts with one)")
     types: dict[str, str] = {}
     for call in rec.calls:
         types.setdefault(call.path, type(call.module).__name__)
-    return _build(out, names=names), types
+    graph = _build(out, names=names, marks=_marks(rec))
+    graph.note = note
+    return graph, types
 
 
-def _build(root: Tensor, names: dict[int, tuple[str, str]]) -> Graph:
+def _marks(rec: Recorder) -> dict[int, tuple[int, Step | None]]:
+    """id(op result) -> (which call of its module made it, its time step), from the record.
+
+    Calls and steps each cover a stretch of the tape, nested; an op belongs to the innermost
+    of each (the latest one to start that covers it)."""
+    n_ops = len(rec.ops)
+    call_of: list[int | None] = [None] * n_ops
+    for i, call in enumerate(rec.calls):
+        stop = n_ops if call.stop is None else call.stop
+        call_of[call.start:stop] = [i] * (stop - call.start)
+    seen: dict[str, int] = {}
+    number: list[int] = []  # call index -> which call of its path it is (1, 2, ...)
+    for call in rec.calls:
+        seen[call.path] = seen.get(call.path, 0) + 1
+        number.append(seen[call.path])
+    step_of: list[Step | None] = [None] * n_ops
+    runs: dict[tuple[int | None, str], int] = {}  # (call, loop) -> steps marked so far
+    for mark in rec.steps:
+        key = (mark.call, mark.loop)
+        runs[key] = runs.get(key, -1) + 1
+        owner = rec.calls[mark.call] if mark.call is not None else None
+        step = Step(owner.path if owner else "", number[mark.call] if owner else 0, mark.loop,
+                    mark.t, runs[key])
+        stop = n_ops if mark.stop is None else mark.stop
+        step_of[mark.start:stop] = [step] * (stop - mark.start)
+    return {id(t): (0 if call_of[i] is None else number[call_of[i]], step_of[i])
+            for i, t in enumerate(rec.ops)}
+
+
+def _build(root: Tensor, names: dict[int, tuple[str, str]],
+           marks: dict[int, tuple[int, Step | None]] | None = None) -> Graph:
     tensors = _walk(root)
     ids = {id(t): f"n{i}" for i, t in enumerate(tensors)}
     nodes: list[Node] = []
@@ -222,6 +290,7 @@ def _build(root: Tensor, names: dict[int, tuple[str, str]]) -> Graph:
         by_id[nid] = t
         op = t._op
         known = names.get(id(t))
+        call, step = (marks or {}).get(id(t), (0, None))
         if t is root and op is not None:
             role = "output"
         elif op is not None:
@@ -251,6 +320,8 @@ def _build(root: Tensor, names: dict[int, tuple[str, str]]) -> Graph:
             module=getattr(op, "module", None) if op is not None else None,
             macs=getattr(op, "macs", 0) if op is not None else 0,
             macs_bwd=getattr(op, "macs_bwd", 0) if op is not None else 0,
+            call=call,
+            step=step,
         ))
         for k, parent in enumerate(t._prev):
             summed = ()
@@ -258,4 +329,4 @@ def _build(root: Tensor, names: dict[int, tuple[str, str]]) -> Graph:
                 summed = summed_axes(parent.shape, t.shape)
             edges.append(Edge(ids[id(parent)], nid, k, summed))
     order = [ids[id(t)] for t in topological_order(root)] if root.requires_grad else []
-    return Graph(nodes, edges, order, ids[id(root)], by_id)
+    return Graph(nodes, edges, order, ids[id(root)], _tensors=by_id)

@@ -21,13 +21,14 @@ from lucid_viz.dot import (
     PALETTES,
     _box_label,
     _node_label,
+    _rolled_note,
     _title,
     box_output,
     options,
     sum_cost,
 )
 from lucid_viz.graph import Graph
-from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, build_view, call_label
+from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, build_view
 
 __all__ = ["to_mermaid"]
 
@@ -81,7 +82,7 @@ def to_mermaid(
             n = graph.node(s.id)
             group = _ROLE_GROUP.get(n.role, "op")
             device = n.device
-            label = _node_label(graph, n, o, None)
+            label = _node_label(graph, n, o, _rolled_note(graph, view, s, {}))
             opening, closing = {"parameter": ("[(", ")]"), "data": ("([", "])")}.get(
                 group, ("[", "]"))
         else:
@@ -113,10 +114,11 @@ def to_mermaid(
                 lines.append(indent + node_line(item))
                 continue
             name = ".".join(item)
-            label = call_label(name, o.types)
-            total = sum_cost(graph.node(m) for m in inside[item])
-            if total is not None and o.counted:
-                label += "\n" + total.text(o.unit)
+            label = view.cluster_label(item, o.types)
+            nodes = [graph.node(m) for m in inside[item]]
+            total = sum_cost(nodes)
+            if total is not None and o.counted and not all(n.is_leaf for n in nodes):
+                label += "\n" + view.count_prefix(item) + total.text(o.unit)
             lines.append(f'{indent}subgraph {mid("cluster:" + name)}["{_text(label)}"]')
             emit(item, indent + "  ")
             lines.append(indent + "end")
@@ -126,17 +128,20 @@ def to_mermaid(
     seen: dict[tuple[str, str], set[str]] = {}
     for e in graph.edges:
         a, b = view.where[e.src], view.where[e.dst]
-        if a == b:
+        if a == b and (a, b) not in view.recurrent:
             continue
         moves = seen.setdefault((a, b), set())
         src, dst = graph.node(e.src), graph.node(e.dst)
         if src.device != dst.device:
             moves.add(dst.device)
     for (a, b), moves in seen.items():
+        # which steps of a roll-up the edge carries, as the DOT picture says
+        words = [w for w in (view.edge_notes.get((a, b)) or view.recurrent.get((a, b)),) if w]
         if moves:  # data copied to another device: dashed, labelled like the DOT picture
-            lines.append(f'  {mid(a)} -.->|"→ {", ".join(sorted(moves))}"| {mid(b)}')
-        else:
-            lines.append(f"  {mid(a)} --> {mid(b)}")
+            words.insert(0, "→ " + ", ".join(sorted(moves)))
+        text = f'|"{_text("; ".join(words))}"|' if words else ""
+        arrow = "-.->" if moves or (a, b) in view.recurrent else "-->"
+        lines.append(f"  {mid(a)} {arrow}{text} {mid(b)}")
     for cls in sorted(styles):
         fill, line = styles[cls]
         lines.append(f"  classDef {cls} fill:{fill},stroke:{line},color:#000")

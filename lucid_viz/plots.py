@@ -1,4 +1,5 @@
-"""matplotlib plots where a picture beats a table: FLOPs per layer, gradient norms, losses.
+"""matplotlib plots where a picture beats a table: FLOPs per layer, gradient norms, losses,
+attention maps.
 
 Each function returns a :class:`matplotlib.figure.Figure` built without ``pyplot``: no global
 figure state, no GUI backend needed (it works under Agg and in a headless kernel), and a
@@ -24,8 +25,11 @@ from matplotlib.ticker import FuncFormatter
 from lucid.backends import get_backend
 from lucid.cost import Cost, check_unit
 from lucid.models.util import Summary, summarize
+from lucid.shapes import fmt
+from lucid.tensor import Tensor
 
-__all__ = ["grad_norms", "plot_flops_per_layer", "plot_grad_norms", "plot_loss"]
+__all__ = ["grad_norms", "plot_attention", "plot_flops_per_layer", "plot_grad_norms",
+           "plot_loss"]
 
 
 class LucidFigure(Figure):
@@ -176,3 +180,113 @@ def plot_loss(losses: Sequence[float], val: Sequence[float] | None = None, *,
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return fig
+
+
+def plot_attention(weights: Any, tokens: Sequence[Any] | str | None = None, *,
+                   query_tokens: Sequence[Any] | str | None = None,
+                   key_tokens: Sequence[Any] | str | None = None, sample: int | None = None,
+                   vmax: float | None = None, values: bool | None = None,
+                   title: str | None = None) -> Figure:
+    """Attention maps: how much each query (a row) attends to each key (a column).
+
+    Row i of a map is ``softmax(q_i · K^T / sqrt(d))``: the weights with which query i mixes
+    the values, each between 0 and 1, summing to 1 along the row.  ``weights`` is a Tensor or
+    an array of shape (L, S), or (heads, L, S) -- one panel per head -- or (N, heads, L, S),
+    with L queries and S keys.  ``sample=i`` says that the first axis is the batch and plots
+    sequence i: ``plot_attention(layer.attn_weights, tokens, sample=0)`` for a
+    ``TransformerEncoderLayer`` (which keeps the weights averaged over its heads, (N, L, S)),
+    or ``MultiHeadAttention``'s returned weights ((N, L, S), or (N, heads, L, S) with
+    ``average_attn_weights=False``).  A batch of one needs no ``sample``.
+
+    ``tokens`` label the rows and the columns (self-attention: queries and keys are the same
+    sequence); ``query_tokens`` / ``key_tokens`` label them apart (cross-attention, a decoder
+    reading an encoder's output).  A string is one token per character.  Without tokens the
+    positions 0, 1, ... are shown.  All panels share one colour scale, from 0 to ``vmax``
+    (default: the largest weight shown); ``values`` writes each weight in its cell (default:
+    when a map is at most 12 by 12).
+    """
+    where = "plot_attention"
+    data = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights)
+    if data.dtype.kind not in "fiu":
+        raise TypeError(f"{where}: weights must be numbers, got an array of {data.dtype}")
+    data = data.astype(np.float64)
+    shape = fmt(data.shape)
+    if sample is not None:
+        if data.ndim not in (3, 4):
+            raise ValueError(f"{where}: sample={sample} picks a sequence of a batch, (N, L, S) "
+                             f"or (N, heads, L, S); weights of shape {shape} have no batch axis")
+        if not -data.shape[0] <= sample < data.shape[0]:
+            raise ValueError(f"{where}: sample={sample} is out of range for the "
+                             f"{data.shape[0]} sequences of weights of shape {shape}")
+        data = data[sample]
+    elif data.ndim == 4:
+        if data.shape[0] != 1:
+            raise ValueError(f"{where}: weights of shape {shape} hold {data.shape[0]} "
+                             f"sequences (N, heads, L, S); pick one with sample=0 ... "
+                             f"{data.shape[0] - 1}")
+        data = data[0]
+    if data.ndim not in (2, 3):
+        raise ValueError(f"{where}: weights must be (L, S), (heads, L, S) or (N, heads, L, S) "
+                         f"(with sample=i for a batch), got shape {shape}")
+    heads = data.ndim == 3
+    maps = data if heads else data[None]
+    n_query, n_key = maps.shape[1:]
+    rows = _token_labels(where, query_tokens if query_tokens is not None else tokens,
+                         n_query, "queries (rows)", shape)
+    cols = _token_labels(where, key_tokens if key_tokens is not None else tokens,
+                         n_key, "keys (columns)", shape)
+    finite = maps[np.isfinite(maps)]  # (a query whose keys are all masked has NaN weights)
+    if finite.size and finite.min() < 0:
+        raise ValueError(f"{where}: attention weights are probabilities, >= 0, but these reach "
+                         f"{finite.min():.4g}; pass the weights after the softmax, not the "
+                         "scores before it")
+    if vmax is not None and not vmax > 0:
+        raise ValueError(f"{where}: vmax, the top of the colour scale, must be > 0, got {vmax}")
+    top = vmax if vmax is not None else float(finite.max()) if finite.size else 1.0
+    top = top if top > 0 else 1.0  # all weights 0: a scale from 0 to 1 still reads correctly
+    if values is None:
+        values = n_query <= 12 and n_key <= 12
+
+    n = maps.shape[0]
+    ncols = min(n, 4)
+    nrows = math.ceil(n / ncols)
+    side = min(8.0, max(2.8, 0.28 * max(n_query, n_key) + 1.2))  # inches per panel
+    fig = _figure(side * ncols + 1.2, side * nrows + 0.6)
+    cmap = colormaps["viridis"]
+    image = None
+    for h in range(n):
+        ax = fig.add_subplot(nrows, ncols, h + 1)
+        image = ax.imshow(maps[h], cmap=cmap, vmin=0.0, vmax=top, aspect="equal",
+                          interpolation="nearest")
+        ax.set_xticks(np.arange(n_key), cols, fontsize=8,
+                      rotation=90 if max(map(len, cols), default=0) > 2 else 0)
+        ax.set_yticks(np.arange(n_query), rows, fontsize=8)
+        ax.set_xlabel("key (attended to)", fontsize=9)
+        ax.set_ylabel("query (attending)", fontsize=9)
+        if heads:
+            ax.set_title(f"head {h}", fontsize=10)
+        if values:
+            for i in range(n_query):
+                for j in range(n_key):
+                    v = maps[h, i, j]
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                            color="black" if v > 0.6 * top else "white")
+    bar = fig.colorbar(image, ax=fig.axes, shrink=0.8)
+    bar.set_label("attention weight (softmax probability)", fontsize=9)
+    bar.ax.tick_params(labelsize=8)
+    which = f" (sequence {sample})" if sample is not None else ""
+    fig.suptitle(title or f"Attention weights{which}", fontsize=11)
+    return fig
+
+
+def _token_labels(where: str, tokens: Sequence[Any] | str | None, count: int, what: str,
+                  shape: str) -> list[str]:
+    """The tick labels of one axis: the tokens as text, or the positions 0 ... count-1."""
+    if tokens is None:
+        return [str(i) for i in range(count)]
+    labels = [str(t) for t in (list(tokens) if isinstance(tokens, str) else tokens)]
+    if len(labels) != count:
+        raise ValueError(f"{where}: {len(labels)} tokens for the {count} {what} of weights of "
+                         f"shape {shape}; give one token each (query_tokens= and key_tokens= "
+                         "label queries and keys apart, as cross-attention needs)")
+    return labels

@@ -125,7 +125,9 @@ def draw(target: Any, *inputs: Any, train: bool = False, **options: Any) -> Draw
     modules.  ``options`` are :func:`to_dot`'s: ``depth``, ``max_nodes``, ``highlight_nodes``,
     ``highlight_edges``, ``notes``, ``flops_unit``, ``backward``, ``show`` (what each node
     shows: ``show=("data", "grad")`` puts values and gradients on the nodes), ``title``,
-    ``legend``, ``rollup``, ``rankdir``.  In a notebook the result displays as SVG.
+    ``legend``, ``rollup`` (True: identical blocks, and the time steps of a recurrent layer,
+    are drawn once, "LSTM step × 32"; False: every one), ``rankdir``.  A model that returns a
+    tuple (``nn.LSTM``) is drawn from its first item.  In a notebook the result displays as SVG.
     """
     if isinstance(target, Graph):
         if inputs:

@@ -6,7 +6,13 @@ options, what is drawn:
 
 * **Modules** -- each module is a cluster; ``depth=k`` draws modules ``k`` levels down as one
   box each (FLOPs summed), and repeated sibling blocks of identical structure roll up into one
-  box ("BasicBlock × 2").
+  box ("BasicBlock × 2").  A layer called several times is one cluster per call.
+* **Time steps** -- each time step of a recurrent layer (``Node.step``) is a cluster of its own
+  inside the layer's ("LSTM step t=3"), and the identical steps of a loop roll up into one
+  drawn step ("LSTM step × 32"): the other steps' nodes are drawn by the first one's, the
+  edges into and out of the roll-up say which steps they carry ("every step (× 32)", "first
+  step"), and a dashed edge carries the state on to the next step.  A cell module called in a
+  loop (each call fed by the one before) rolls up the same way ("× 32 calls").
 * **A node-count guard** -- beyond ``max_nodes`` the view collapses deeper levels by itself
   rather than draw an unreadable wall (``_truncate`` keeps the last resort).
 
@@ -18,10 +24,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lucid_viz.graph import Edge, Graph, trace_model
+from lucid_viz.graph import Edge, Graph, Step, trace_model
 
 __all__ = ["DEFAULT_MAX_NODES", "ModuleInfo", "build_view", "trace_with_modules"]
 
@@ -115,9 +121,54 @@ class _Shown:
 
 
 @dataclass
+class _Unit:
+    """One cluster of a family that may roll up: a time step of a loop, or a call of a layer."""
+
+    path: tuple[str, ...]  # the cluster
+    family: tuple  # the units that may roll up together: one loop of one call, or one layer
+    n: int  # its place in the family, in the order they ran
+    what: str  # "step" or "call"
+    kind: str  # the class of the module running it ("LSTM")
+    loop: str  # which loop of the call ("" for its only one)
+    index: int  # the time step t, or the call's number
+    count: int = 1  # after a roll-up: how many units it stands for
+    last: int = 0  # after a roll-up: the last one's index
+
+
+@dataclass
 class _View:
     shown: dict[str, _Shown]
     where: dict[str, str]  # graph node id -> drawn node id
+    units: dict[tuple[str, ...], _Unit] = field(default_factory=dict)  # by cluster path
+    #: drawn edges into / out of a roll-up -> which of its steps they carry ("first step")
+    edge_notes: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: drawn edges that carry the state from one rolled-up step on to the next -> "next step"
+    recurrent: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def cluster_label(self, path: tuple[str, ...], types: Mapping[str, str]) -> str:
+        """The label of the cluster at ``path``: a module (``call_label``), a time step
+        ("LSTM step t=3") or a roll-up ("LSTM step × 32")."""
+        unit = self.units.get(path)
+        if unit is None:
+            return call_label(".".join(path), types)
+        if unit.what == "call":
+            if unit.count == 1:
+                return call_label(".".join(path), types)
+            layer = call_label(".".join(path).rpartition("#")[0], types)
+            return (f"{layer} × {unit.count} calls\n"
+                    f"calls {unit.index} ... {unit.last}, one drawn")
+        name = " ".join(x for x in (unit.kind, unit.loop) if x)
+        if unit.count == 1:
+            return f"{name} step t={unit.index}"
+        return (f"{name} step × {unit.count}\n"
+                f"t = {unit.index} ... {unit.last}, one step drawn")
+
+    def count_prefix(self, path: tuple[str, ...]) -> str:
+        """What a cluster's FLOPs line starts with: "total of 32 steps: " for a roll-up."""
+        unit = self.units.get(path)
+        if unit is None or unit.count == 1:
+            return ""
+        return f"total of {unit.count} {unit.what}s: "
 
 
 def _components(members: list[str], edges: list[Edge]) -> list[list[str]]:
@@ -150,7 +201,8 @@ def _leaf_paths(scopes: Mapping[str, str], types: Mapping[str, str]) -> set[tupl
 
 
 def _build_view(graph: Graph, scopes: Mapping[str, str], depth: int | None,
-                leaves: set[tuple[str, ...]]) -> _View:
+                leaves: set[tuple[str, ...]], marks: Mapping[str, tuple[int, Step | None]],
+                types: Mapping[str, str]) -> _View:
     """Drawn nodes at ``depth``: modules that deep, and layers above it, become boxes."""
     shown: dict[str, _Shown] = {}
     boxes: dict[tuple[str, ...], list[str]] = {}
@@ -166,7 +218,7 @@ def _build_view(graph: Graph, scopes: Mapping[str, str], depth: int | None,
         else:
             order.append(("node", n.id))
             shown[n.id] = _Shown(n.id, "node", [n.id], parts)
-    _split_calls(graph, shown, leaves)
+    units = _split_calls(graph, shown, leaves, marks, types)
     key_of = {m: key for key, members in boxes.items() for m in members}
     inside: dict[tuple[str, ...], list[Edge]] = defaultdict(list)
     for e in graph.edges:
@@ -184,18 +236,43 @@ def _build_view(graph: Graph, scopes: Mapping[str, str], depth: int | None,
             sid = f"m:{path}" if len(pieces) == 1 else f"m:{path}#{i}"
             ordered[sid] = _Shown(sid, "box", piece, key)  # type: ignore[arg-type]
     where = {m: s.id for s in ordered.values() for m in s.members}
-    return _View(ordered, where)
+    return _View(ordered, where, units)
 
 
-def _split_calls(graph: Graph, shown: dict[str, _Shown], leaves: set[tuple[str, ...]]) -> None:
-    """A layer called twice (one ReLU after bn1 and after the residual add) gets one cluster
+def _node_marks(graph: Graph, consumers: Mapping[str, list[str]]
+                ) -> dict[str, tuple[int, Step | None]]:
+    """Each node's call number and time step (a constant has those of the ops it feeds)."""
+    marks = {n.id: (n.call, n.step) for n in graph.nodes if not n.is_leaf}
+    for n in graph.nodes:
+        if n.role == "constant":
+            found = {marks.get(c, (0, None)) for c in consumers.get(n.id, ())}
+            if len(found) == 1:
+                marks[n.id] = found.pop()
+    return marks
+
+
+def _split_calls(graph: Graph, shown: dict[str, _Shown], leaves: set[tuple[str, ...]],
+                 marks: Mapping[str, tuple[int, Step | None]], types: Mapping[str, str]
+                 ) -> dict[tuple[str, ...], _Unit]:
+    """Clusters for calls and time steps; returns those that may roll up, by cluster path.
+
+    A layer called twice (one ReLU after bn1 and after the residual add) gets one cluster
     per call, ``relu#1`` and ``relu#2``: in one cluster, an edge would run from its second
-    call back up to the layers between the two."""
+    call back up to the layers between the two.  The calls are the recorded ones when the
+    graph has them (a cell called in a loop, each call fed by the one before, is one connected
+    piece), else the connected pieces.  Each time step of a loop is a cluster inside the
+    cluster of the call that ran the loop.
+    """
     by_path: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for sid, s in shown.items():
         if s.path in leaves:
             by_path[s.path].append(sid)
+    split: set[tuple[str, ...]] = set()  # layers drawn one cluster per recorded call
     for path, members in by_path.items():
+        calls = {graph.node(m).call for m in members if not graph.node(m).is_leaf}
+        if len(calls) > 1 and 0 not in calls:
+            split.add(path)
+            continue
         member_set = set(members)
         pieces = _components(members, [e for e in graph.edges
                                        if e.src in member_set and e.dst in member_set])
@@ -204,6 +281,32 @@ def _split_calls(graph: Graph, shown: dict[str, _Shown], leaves: set[tuple[str, 
                 for sid in piece:
                     shown[sid] = _Shown(sid, "node", shown[sid].members,
                                         path[:-1] + (f"{path[-1]}#{i}",))
+    stepped = {_parts(step.module) for _, step in marks.values() if step is not None}
+    units: dict[tuple[str, ...], _Unit] = {}
+    for sid, s in shown.items():
+        call, step = marks.get(sid, (0, None))
+        parts = s.path
+        if parts in split and call:
+            unit = _Unit(parts[:-1] + (f"{parts[-1]}#{call}",), ("call", parts), call, "call",
+                         types.get(".".join(parts), ""), "", call)
+            parts = unit.path
+            if s.path not in stepped:  # (a layer whose steps are marked rolls its steps)
+                units.setdefault(unit.path, unit)
+        if step is not None:
+            owner = _parts(step.module)
+            if owner in split:
+                owner = owner[:-1] + (f"{owner[-1]}#{step.call}",)
+            if parts[:len(owner)] == owner:
+                label = f"{step.loop} step t={step.t}".strip()
+                if owner == _parts(step.module) and step.call > 1:  # (owner not split)
+                    label = f"call {step.call} {label}"
+                here = owner + (label,)
+                units.setdefault(here, _Unit(here, ("step", owner, step.loop), step.n, "step",
+                                             types.get(step.module, ""), step.loop, step.t))
+                parts = here + parts[len(owner):]
+        if parts != s.path:
+            shown[sid] = _Shown(sid, "node", s.members, parts)
+    return units
 
 
 def call_label(name: str, types: Mapping[str, str]) -> str:
@@ -272,7 +375,146 @@ def _roll_up(graph: Graph, view: _View, types: Mapping[str, str],
     if not merged_into:
         return view
     shown = {k: v for k, v in view.shown.items() if k not in merged_into}
-    return _View(shown, {m: s.id for s in shown.values() for m in s.members})
+    return replace(view, shown=shown, where={m: s.id for s in shown.values() for m in s.members})
+
+
+def _roll_units(graph: Graph, view: _View, consumers: Mapping[str, list[str]],
+                out_edges: Mapping[str, list[Edge]]) -> _View:
+    """Roll up runs of identical units of one family -- the steps of one loop, or the calls
+    of one cell each fed by the one before -- into the first unit of the run.
+
+    The first unit is drawn; every node of the others is drawn by its counterpart there (the
+    same op at the same place), so the edges between steps become edges inside the drawn one
+    (``recurrent``), and the edges from outside say which steps they carry (``edge_notes``).
+    An op outside the units that feeds one unit only (the slice ``x[t]`` a loop hands to its
+    step t) rolls up with it, staying where it is drawn.  Units roll only if they match
+    exactly: the same ops, shapes, dtypes and wiring, in the same order.
+    """
+    unit_of: dict[str, tuple[str, ...]] = {}  # drawn node -> its (innermost) unit's path
+    for sid, s in view.shown.items():
+        if s.kind == "node":
+            for k in range(len(s.path), 0, -1):
+                if s.path[:k] in view.units:
+                    unit_of[sid] = s.path[:k]
+                    break
+    if not unit_of:
+        return view
+    members: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for sid, u in unit_of.items():
+        members[u].append(sid)
+    satellites = _satellites(graph, view, unit_of, consumers)
+
+    def signature(u: tuple[str, ...], ids: list[str]) -> tuple:
+        local = {m: i for i, m in enumerate(ids)}
+        nodes = []
+        for m in ids:
+            n = graph.node(m)
+            inside = (tuple(p.split("#")[0] for p in view.shown[m].path[len(u):])
+                      if m in unit_of else None)  # None: a satellite, drawn outside
+            role = "intermediate" if n.role == "output" else n.role
+            nodes.append((n.op, n.shape, n.dtype, n.device, role, n.name, inside))
+        wiring = sorted((local[e.src], local[e.dst], e.index) for m in ids
+                        for e in out_edges.get(m, ()) if e.dst in local)
+        return tuple(nodes), tuple(wiring)
+
+    def feeds(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+        inside_b = set(members[b])
+        return any(e.dst in inside_b for m in members[a] for e in out_edges.get(m, ()))
+
+    families: dict[tuple, list[_Unit]] = defaultdict(list)
+    for u in members:
+        families[view.units[u].family].append(view.units[u])
+    shown = dict(view.shown)
+    units = dict(view.units)
+    position: dict[str, tuple[tuple[str, ...], int]] = {}  # graph node -> (roll-up, place)
+    for family in families.values():
+        family.sort(key=lambda unit: unit.n)
+        i = 0
+        while i < len(family):
+            run = [family[i]]
+            first = signature(run[0].path, members[run[0].path])
+            for nxt in family[i + 1:]:
+                if (nxt.n != run[-1].n + 1 or signature(nxt.path, members[nxt.path]) != first
+                        or (nxt.what == "call" and not feeds(run[-1].path, nxt.path))):
+                    break
+                run.append(nxt)
+            i += len(run)
+            if len(run) == 1:
+                continue
+            rep = run[0]
+            # the satellites roll up with the units if each unit has the same ones (the
+            # initial state that feeds only the first step stays apart)
+            with_sats = len({signature(u.path, members[u.path] + satellites[u.path])
+                             for u in run}) == 1
+            ids = {u.path: members[u.path] + (satellites[u.path] if with_sats else [])
+                   for u in run}
+            for k, unit in enumerate(run):
+                for a, b in zip(ids[rep.path], ids[unit.path]):
+                    for m in shown[b].members:
+                        position[m] = (rep.path, k)
+                    if unit is not rep:
+                        shown[a].members.extend(shown.pop(b).members)
+                if unit is not rep:
+                    del units[unit.path]
+            units[rep.path] = replace(rep, count=len(run), last=run[-1].index)
+    if not position:
+        return view
+    where = {m: s.id for s in shown.values() for m in s.members}
+    carried: dict[tuple[str, str], tuple[tuple[str, ...], set[int]]] = {}
+    recurrent: dict[tuple[str, str], str] = {}
+    for e in graph.edges:
+        src, dst = position.get(e.src), position.get(e.dst)
+        if src is None and dst is None:
+            continue
+        a, b = where[e.src], where[e.dst]
+        if src is not None and dst is not None and src[0] == dst[0]:
+            if src[1] != dst[1]:  # from one step to the next, drawn inside the roll-up
+                recurrent[(a, b)] = f"next {units[src[0]].what}"
+            continue
+        roll, k = dst if dst is not None else src  # type: ignore[misc]
+        carried.setdefault((a, b), (roll, set()))[1].add(k)
+    notes = dict(view.edge_notes)
+    for key, (roll, ks) in carried.items():
+        notes[key] = _carried(ks, units[roll].count, units[roll].what)
+    return _View(shown, where, units, notes, {**view.recurrent, **recurrent})
+
+
+def _satellites(graph: Graph, view: _View, unit_of: Mapping[str, tuple[str, ...]],
+                consumers: Mapping[str, list[str]]) -> dict[tuple[str, ...], list[str]]:
+    """The ops (and constants) outside every unit, drawn beside one, that feed that unit only:
+    ``x[t]`` sliced by a loop for the call of its cell at step t."""
+    owner = dict(unit_of)
+    found: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    changed = True
+    while changed:  # consumers first (the graph lists inputs first), so one pass usually does
+        changed = False
+        for sid in reversed(list(view.shown)):
+            s = view.shown[sid]
+            if s.kind != "node" or sid in owner:
+                continue
+            if graph.node(sid).role not in ("intermediate", "constant"):
+                continue
+            users = {owner.get(c) for c in consumers.get(sid, ())}
+            unit = users.pop() if len(users) == 1 else None
+            if unit is not None and s.path == unit[:-1]:
+                owner[sid] = unit
+                found[unit].append(sid)
+                changed = True
+    place = {sid: i for i, sid in enumerate(view.shown)}
+    for unit in found:  # in the order of the graph, as the units' own nodes
+        found[unit].sort(key=place.__getitem__)
+    return found
+
+
+def _carried(ks: set[int], count: int, what: str) -> str:
+    """Which of a roll-up's ``count`` steps (or calls) an edge into or out of it carries."""
+    if len(ks) == count:
+        return f"every {what} (× {count})"
+    if ks == {0}:
+        return f"first {what}"
+    if ks == {count - 1}:
+        return f"last {what}"
+    return f"{len(ks)} of {count} {what}s"
 
 
 def _truncate(graph: Graph, view: _View, keep: int) -> _View:
@@ -296,7 +538,7 @@ def _truncate(graph: Graph, view: _View, keep: int) -> _View:
     shown = {k: v for k, v in view.shown.items() if k in seen}
     if rest:
         shown["rest"] = _Shown("rest", "rest", rest, ())
-    return _View(shown, {m: s.id for s in shown.values() for m in s.members})
+    return replace(view, shown=shown, where={m: s.id for s in shown.values() for m in s.members})
 
 
 def build_view(graph: Graph, modules: ModuleInfo | None, *, depth: int | None,
@@ -318,9 +560,12 @@ def build_view(graph: Graph, modules: ModuleInfo | None, *, depth: int | None,
         out_edges[e.src].append(e)
     scopes = _node_scopes(graph, modules, consumers, producers)
     leaves = _leaf_paths(scopes, types)
+    marks = _node_marks(graph, consumers)
 
     def view_at(k: int | None) -> _View:
-        v = _build_view(graph, scopes, k, leaves)
+        v = _build_view(graph, scopes, k, leaves, marks, types)
+        if rollup:
+            v = _roll_units(graph, v, consumers, out_edges)
         return _roll_up(graph, v, types, out_edges) if rollup and k is not None else v
 
     view = view_at(depth)

@@ -108,3 +108,71 @@ def test_summary_and_drawing_read_the_same_record():
     graph = lucid_viz.trace(net, lucid.Tensor(np.ones((4, 3))))
     assert {n.module for n in graph.nodes if not n.is_leaf} == {"block.fc", "block.act",
                                                                 "block", "head", ""}
+
+
+# -- time steps ----------------------------------------------------------------------------
+
+def test_a_recurrent_layer_marks_each_time_step_of_each_loop():
+    lucid.random.seed(0)
+    lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    with record_ops() as rec:
+        lstm(lucid.random.rand((3, 2, 3)))
+    marks = [(s.call, s.loop, s.t) for s in rec.steps]
+    assert marks == [(0, loop, t) for loop, ts in (
+        ("layer 0 forward", (0, 1, 2)), ("layer 0 reverse", (2, 1, 0)),
+        ("layer 1 forward", (0, 1, 2)), ("layer 1 reverse", (2, 1, 0))) for t in ts]
+    # each step covers its own stretch of the tape: the step's slice of the input projection
+    # and its cell's ops, the same ops in every step
+    names = [type(t._op).__name__ for t in rec.ops]
+    kinds = {tuple(names[s.start:s.stop]) for s in rec.steps}
+    assert len(kinds) == 1 and names[rec.steps[0].start] == "GetItem"
+    assert all(a.stop <= b.start for a, b in zip(rec.steps, rec.steps[1:]))
+    # the loop's end closes its last step: the stacking of the outputs is in no step
+    after = rec.steps[2].stop
+    assert names[after] == "Stack" and not any(s.start <= after < s.stop for s in rec.steps)
+
+
+def test_a_step_left_open_ends_with_its_call_and_marks_outside_calls_work():
+    class Loop(nn.Module):
+        def forward(self, x):
+            rec = MODE.recorder
+            for t in range(3):
+                rec.begin_step(t)
+                x = x * 2
+                if t == 1:
+                    raise ValueError("boom")
+            return x
+
+    class Outer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.loop = Loop()
+
+        def forward(self, x):
+            try:
+                self.loop(x)
+            except ValueError:
+                pass
+            return x + 1  # after the failed loop: in no step
+
+    with record_ops() as rec:
+        Outer()(lucid.Tensor([1.0]))
+        rec.begin_step(7, "mine")  # a loop outside every module call
+        lucid.Tensor([1.0]) * 3
+        rec.end_step()
+    assert [(s.call, s.loop, s.t, s.start, s.stop) for s in rec.steps] == [
+        (1, "", 0, 0, 1), (1, "", 1, 1, 2), (None, "mine", 7, 3, 4)]
+    assert rec._open_steps == []
+
+
+def test_no_recorder_no_step_marks(monkeypatch):
+    from lucid.autograd.recorder import Recorder
+
+    def refuse(*args):
+        raise AssertionError("a step was marked with no recorder on")
+
+    monkeypatch.setattr(Recorder, "begin_step", refuse)
+    monkeypatch.setattr(Recorder, "end_step", refuse)
+    lucid.random.seed(0)
+    out, _ = nn.GRU(3, 4)(lucid.random.rand((4, 2, 3)))  # runs: the loop only tests `rec`
+    assert out.shape == (4, 2, 4)

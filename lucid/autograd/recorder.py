@@ -9,6 +9,20 @@ the path of the innermost module call running when it was made (``op.module``).
 ``Module.__call__`` tells the recorder when a call starts and ends; the dispatcher hands it each
 op.  Per-layer tables (``summarize``), the drawings of ``lucid_viz`` and the ``%lucid_flops``
 magic all read this one record -- nothing patches a class or installs hooks to find out.
+
+A layer that loops over time (``nn.LSTM``) also marks its time steps, so that a drawing can
+show one cluster per step and roll the identical steps up ("step × 32")::
+
+    rec = MODE.recorder          # read once: with no recorder on, the loop pays one test a step
+    for t in range(steps):
+        if rec is not None:
+            rec.begin_step(t)    # the ops made from here on are step t ...
+        h = cell(x[t], h)
+    if rec is not None:
+        rec.end_step()           # ... until the next mark, or the end of the loop
+
+The marks go to ``rec.steps``, one :class:`StepMark` per step, each covering a stretch of the
+tape, like a module call.
 """
 
 from __future__ import annotations
@@ -17,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ModuleCall", "Recorder"]
+__all__ = ["ModuleCall", "Recorder", "StepMark"]
 
 
 @dataclass
@@ -37,6 +51,24 @@ class ModuleCall:
     output: Any = None
 
 
+@dataclass
+class StepMark:
+    """One time step of a loop, as the layer running the loop marked it.
+
+    ``recorder.ops[start:stop]`` are the ops of the step (the calls it made included);
+    ``call`` is the index in ``recorder.calls`` of the module call running the loop (None for
+    a loop outside every call); ``loop`` names the loop among the call's loops ("" for its
+    only one, "layer 1 reverse"); ``t`` is the time step, the index of the sequence element
+    the step reads (a reverse loop marks t = L-1 first).
+    """
+
+    call: int | None
+    loop: str
+    t: int
+    start: int
+    stop: int | None = None  # None while the step runs
+
+
 class Recorder:
     """The tape of op results and the list of module calls of one recording.
 
@@ -49,7 +81,9 @@ class Recorder:
     def __init__(self, root_name: Callable[[Any], str] | None = None) -> None:
         self.ops: list[Any] = []
         self.calls: list[ModuleCall] = []
+        self.steps: list[StepMark] = []
         self._open: list[int] = []  # indices of the calls running now, innermost last
+        self._open_steps: list[int] = []  # indices of the steps running now, innermost last
         self._root_name = root_name or (lambda module: "")
         self._names: dict[int, dict[int, str]] = {}  # root call -> {id(module): its name}
 
@@ -79,6 +113,27 @@ class Recorder:
         call.output = output
         while self._open and self._open.pop() != index:
             pass  # (an inner call that raised was closed by its own exit already)
+        while self._open_steps and _at_or_in(self.steps[self._open_steps[-1]].call, index):
+            self._close_step()  # a loop left unfinished (it raised) ends with its call
+
+    def begin_step(self, t: int, loop: str = "") -> None:
+        """The running module call's loop ``loop`` starts time step ``t``: the ops made from
+        now on belong to it, until the next :meth:`begin_step` of this call, its
+        :meth:`end_step`, or the end of the call."""
+        call = self._open[-1] if self._open else None
+        if self._open_steps and self.steps[self._open_steps[-1]].call == call:
+            self._close_step()  # the previous step of this call's loop
+        self.steps.append(StepMark(call, loop, t, len(self.ops)))
+        self._open_steps.append(len(self.steps) - 1)
+
+    def end_step(self) -> None:
+        """The running module call's loop is over: its last step ends here."""
+        call = self._open[-1] if self._open else None
+        if self._open_steps and self.steps[self._open_steps[-1]].call == call:
+            self._close_step()
+
+    def _close_step(self) -> None:
+        self.steps[self._open_steps.pop()].stop = len(self.ops)
 
     def _path_of(self, module: Any, parent: int | None) -> str:
         if parent is None:
@@ -94,3 +149,9 @@ class Recorder:
         base = self.calls[root].path if name else self.calls[parent].path
         name = name or type(module).__name__
         return f"{base}.{name}" if base else name
+
+
+def _at_or_in(call: int | None, index: int) -> bool:
+    """A step of the call ``call`` ends when the call ``index`` does: it is that call or one
+    it made (calls are numbered in the order they start, so those made by it come after)."""
+    return call is not None and call >= index

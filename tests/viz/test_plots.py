@@ -14,7 +14,13 @@ from matplotlib.figure import Figure  # noqa: E402
 import lucid  # noqa: E402
 from lucid import nn  # noqa: E402
 from lucid.models import summarize  # noqa: E402
-from lucid_viz import grad_norms, plot_flops_per_layer, plot_grad_norms, plot_loss  # noqa: E402
+from lucid_viz import (  # noqa: E402
+    grad_norms,
+    plot_attention,
+    plot_flops_per_layer,
+    plot_grad_norms,
+    plot_loss,
+)
 
 
 def seed_conv():
@@ -114,3 +120,94 @@ def test_figures_are_deterministic_and_display_in_notebooks():
     one = plot_loss([3.0, 2.0, 1.0])._repr_png_()
     two = plot_loss([3.0, 2.0, 1.0])._repr_png_()
     assert one.startswith(b"\x89PNG") and one == two
+
+
+# -- attention maps -------------------------------------------------------------------------
+
+def maps(fig: Figure) -> list:
+    """The panels that show a map (the colour bar is an axes too), in order."""
+    return [ax for ax in fig.axes if ax.images and ax.get_label() != "<colorbar>"]
+
+
+def ticks(ax) -> tuple[list[str], list[str]]:
+    return ([t.get_text() for t in ax.get_yticklabels()],
+            [t.get_text() for t in ax.get_xticklabels()])
+
+
+def test_attention_one_panel_per_head_from_multi_head_attention():
+    lucid.random.seed(0)
+    mha = nn.MultiHeadAttention(8, 2)
+    x = lucid.random.randn((3, 5, 8))
+    _, w = mha(x, x, x, average_attn_weights=False)  # (N, heads, L, S) = (3, 2, 5, 5)
+    fig = plot_attention(w, ["the", "cat", "sat", "on", "it"], sample=2)
+    panels = maps(fig)
+    assert [ax.get_title() for ax in panels] == ["head 0", "head 1"]
+    for h, ax in enumerate(panels):
+        np.testing.assert_array_equal(ax.images[0].get_array(), w.numpy()[2, h])
+        assert ticks(ax) == (["the", "cat", "sat", "on", "it"],) * 2  # queries rows, keys cols
+        assert ax.get_ylabel() == "query (attending)" and ax.get_xlabel() == "key (attended to)"
+        assert ax.images[0].get_clim() == (0.0, float(w.numpy()[2].max()))  # one shared scale
+    bar = [ax for ax in fig.axes if ax not in panels]
+    assert [ax.get_ylabel() for ax in bar] == ["attention weight (softmax probability)"]
+    assert fig._suptitle.get_text() == "Attention weights (sequence 2)"
+    assert fig._repr_png_().startswith(b"\x89PNG")
+
+
+def test_attention_of_an_encoder_layer_and_a_plain_map():
+    lucid.random.seed(1)
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    layer.eval()
+    layer(lucid.random.randn((1, 4, 8)))
+    weights = layer.attn_weights  # averaged over the heads: (N, L, S) = (1, 4, 4)
+    fig = plot_attention(weights, "abcd", sample=0)  # a string: one token per character
+    (ax,) = maps(fig)
+    np.testing.assert_array_equal(ax.images[0].get_array(), weights.numpy()[0])
+    assert ticks(ax) == (["a", "b", "c", "d"],) * 2
+    assert ax.get_title() == ""  # one map: no head to name
+    # the weights written in the cells of a small map, row by row
+    assert [t.get_text() for t in ax.texts] == [f"{v:.2f}" for v in weights.numpy()[0].ravel()]
+
+    plain = np.array([[0.25, 0.75], [1.0, 0.0]])  # (L, S) as a NumPy array, positions as ticks
+    (ax,) = maps(plot_attention(plain, vmax=1.0, values=False))
+    np.testing.assert_array_equal(ax.images[0].get_array(), plain)
+    assert ticks(ax) == (["0", "1"], ["0", "1"]) and len(ax.texts) == 0
+    assert ax.images[0].get_clim() == (0.0, 1.0)
+
+
+def test_cross_attention_labels_queries_and_keys_apart():
+    w = np.full((2, 3, 4), 0.25)  # (heads, L=3 queries, S=4 keys)
+    fig = plot_attention(w, query_tokens=["le", "chat", "noir"],
+                         key_tokens=["the", "black", "cat", "<eos>"])
+    assert [ticks(ax) for ax in maps(fig)] == [(["le", "chat", "noir"],
+                                                ["the", "black", "cat", "<eos>"])] * 2
+
+
+def test_attention_errors_name_the_shapes():
+    w = np.full((2, 2, 3, 3), 1 / 3)
+    with pytest.raises(ValueError, match=r"^plot_attention: weights of shape \(2,2,3,3\) hold 2 "
+                                         r"sequences \(N, heads, L, S\); pick one with "
+                                         r"sample=0 \.\.\. 1$"):
+        plot_attention(w)
+    with pytest.raises(ValueError, match=r"^plot_attention: sample=2 is out of range for the 2 "
+                                         r"sequences of weights of shape \(2,2,3,3\)$"):
+        plot_attention(w, sample=2)
+    with pytest.raises(ValueError, match=r"^plot_attention: sample=0 picks a sequence of a batch"
+                                         r".*weights of shape \(3,3\) have no batch axis$"):
+        plot_attention(w[0, 0], sample=0)
+    with pytest.raises(ValueError, match=r"^plot_attention: weights must be \(L, S\), "
+                                         r".*got shape \(3,\)$"):
+        plot_attention(np.ones(3))
+    with pytest.raises(ValueError, match=r"^plot_attention: 2 tokens for the 3 queries \(rows\) "
+                                         r"of weights of shape \(2,3,3\); give one token each"):
+        plot_attention(w[0], ["a", "b"])
+    with pytest.raises(ValueError, match=r"^plot_attention: 4 tokens for the 3 keys \(columns\) "
+                                         r"of weights of shape \(3,3\)"):
+        plot_attention(w[0, 0], query_tokens="abc", key_tokens="abcd")
+    with pytest.raises(ValueError, match=r"^plot_attention: attention weights are probabilities, "
+                                         r">= 0, but these reach -1; pass the weights after"):
+        plot_attention(np.array([[1.0, -1.0], [0.5, 0.5]]))
+    with pytest.raises(ValueError, match=r"^plot_attention: vmax, the top of the colour scale, "
+                                         r"must be > 0, got 0"):
+        plot_attention(w[0, 0], vmax=0)
+    with pytest.raises(TypeError, match=r"^plot_attention: weights must be numbers"):
+        plot_attention(np.array([["a", "b"], ["c", "d"]]))

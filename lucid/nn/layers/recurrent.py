@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from lucid.autograd.mode import MODE
 from lucid.nn import init
 from lucid.nn.functional.dropout import dropout
 from lucid.nn.layers.linear import _parameter, _size
@@ -221,6 +222,7 @@ class _RNNBase(Module):
         valid = self._valid(lengths, steps, batch, seq)
         layer_in = seq
         h_n, c_n = [], []
+        rec = MODE.recorder  # recording (a drawing, summarize): each time step is marked
         for layer in range(self.num_layers):
             outs = []
             for d, suffix in enumerate(("", "_reverse")[:dirs]):
@@ -232,7 +234,12 @@ class _RNNBase(Module):
                 c = None if c0 is None else c0[k]
                 order = range(steps - 1, -1, -1) if d else range(steps)
                 out_steps: list[Any] = [None] * steps
+                loop = "" if rec is None else " ".join(  # names the steps: "layer 1 reverse"
+                    [f"layer {layer}"] * (self.num_layers > 1)
+                    + [("forward", "reverse")[d]] * (dirs > 1))
                 for t in order:
+                    if rec is not None:  # the ops from here to the next mark are step t
+                        rec.begin_step(t, loop)
                     h2, c2 = _cell_step(self.mode, self.nonlinearity, xw[t], h, c, w_hh, b_hh)
                     if valid is not None:  # padded steps keep the state, output zero
                         m = valid[t]
@@ -242,6 +249,8 @@ class _RNNBase(Module):
                     else:
                         out_steps[t] = h2
                     h, c = h2, c2
+                if rec is not None:
+                    rec.end_step()
                 outs.append(stack(out_steps, axis=0))
                 h_n.append(h)
                 if c is not None:
