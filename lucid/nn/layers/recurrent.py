@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from lucid.autograd.mode import MODE
+from lucid.creation import zeros as lucid_zeros
 from lucid.nn import init
 from lucid.nn.functional.dropout import dropout
 from lucid.nn.layers.linear import _parameter, _size
@@ -273,7 +274,7 @@ class _RNNBase(Module):
                  ) -> tuple[Any, Any]:
         kind = type(self).__name__
         want = (self.num_layers * dirs, seq.shape[1], self.hidden_size)
-        zeros = Tensor._wrap(seq.data[:1, :, :1] * 0, seq.device).broadcast_to(want) * 1.0
+        zeros = lucid_zeros(want, dtype=seq.dtype, device=seq.device)  # h0 (and c0) = 0
         if state is None:
             return zeros, (zeros if self.mode == "LSTM" else None)
         parts = state if self.mode == "LSTM" else (state,)
