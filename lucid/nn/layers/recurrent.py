@@ -275,6 +275,7 @@ class _RNNBase(Module):
         kind = type(self).__name__
         want = (self.num_layers * dirs, seq.shape[1], self.hidden_size)
         zeros = lucid_zeros(want, dtype=seq.dtype, device=seq.device)  # h0 (and c0) = 0
+        zeros.name = "zero state"
         if state is None:
             return zeros, (zeros if self.mode == "LSTM" else None)
         parts = state if self.mode == "LSTM" else (state,)
