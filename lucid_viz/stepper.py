@@ -91,10 +91,11 @@ class GradView:
 
 
 def _fmt_values(values: Any) -> str:
-    """Nested lists of floats as ``[[0.25, -1.5], [3, 0]]``, four significant digits each."""
+    """Nested lists of floats as ``[[0.25, -1.5], [3, 0]]``, four significant digits each
+    (a negative zero reads 0: the sign of a zero means nothing to a reader)."""
     if isinstance(values, list):
         return "[" + ", ".join(_fmt_values(v) for v in values) + "]"
-    return f"{values:.4g}"
+    return f"{values + 0.0:.4g}"
 
 
 @dataclass(frozen=True)
