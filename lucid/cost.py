@@ -1,9 +1,9 @@
 """What the counted work is, in honest units: MACs for multiply-adds, FLOPs for the rest.
 
 Under ``lucid.count_flops()`` every op records one number per pass, ``op.flops`` (forward) and
-``op.flops_bwd`` (backward), in the seed's convention: a matmul or a convolution counts one per
+``op.flops_bwd`` (backward), in Lucid's convention: a matmul or a convolution counts one per
 multiply-add (a MAC), every other op one per element operation (a FLOP). ``Tensor.flops`` sums
-those numbers as the seed does; ``Tensor.cost`` keeps the units apart. The two units are not
+those numbers as Lucid 2.x did; ``Tensor.cost`` keeps the units apart. The two units are not
 the same size -- a multiply-add is two floating-point operations -- so wherever counts are
 *shown* (``summarize``, the drawings of ``lucid_viz``, ``%lucid_flops``) they are split:
 ``op.macs`` / ``op.macs_bwd`` say how many of an op's count are MACs, and a :class:`Cost` keeps
@@ -51,7 +51,7 @@ class Cost:
 
     @property
     def seed_count(self) -> int:
-        """The seed's single number (``Tensor.flops``): MACs and FLOPs added as they are."""
+        """Lucid's single number (``Tensor.flops``): MACs and FLOPs added as they are."""
         return self.macs + self.flops
 
     def __str__(self) -> str:

@@ -1,6 +1,6 @@
 """The Tensor: an array, the graph node that made it, and its gradient.
 
-A Tensor is three things at once (seed 004):
+A Tensor is three things at once:
 
 * **data** -- the values, a backend array (``np.ndarray`` on "cpu", ``mx.array`` on "gpu");
 * **graph metadata** -- ``_op`` (the operation object that produced it; its class name is the
@@ -215,7 +215,7 @@ class Tensor:
     def eval(self) -> Tensor:
         """Force evaluation of lazy (MLX) data now and cut MLX's own graph behind it.
 
-        MLX records work lazily; calling ``loss.eval()`` before ``loss.backward()`` (seed 000)
+        MLX records work lazily; calling ``loss.eval()`` before ``loss.backward()`` (Lucid 2.x)
         makes the value concrete.  On the eager "cpu" device this does nothing.  Returns self.
         """
         if self.device != "cpu":
@@ -289,7 +289,7 @@ class Tensor:
 
     @property
     def flops(self) -> int:
-        """The seed's count of forward work recorded (inside ``count_flops()``) for the graph
+        """Lucid's single count of forward work recorded (inside ``count_flops()``) for the graph
         below this tensor: every op's count added as it is -- multiply-adds (MACs) of
         matmul/linear/conv and the FLOPs of every other op.  :attr:`cost` keeps the two apart.
 

@@ -160,7 +160,7 @@ class Graph:
 
     @property
     def total_flops(self) -> int:
-        """The seed's single number: every op's count added as it is (see :meth:`cost`)."""
+        """Lucid's single number: every op's count added as it is (see :meth:`cost`)."""
         return sum(n.flops or 0 for n in self.nodes)
 
     @property

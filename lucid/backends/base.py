@@ -21,7 +21,7 @@ def warn_user(message: str, category: type[Warning]) -> None:
 
 
 def host_index_error(where: str, position: int | None = None) -> TypeError:
-    """Seed 000's rule, shared by ``parse_mlx_indexing`` and tensor indexing: a NumPy array
+    """Lucid's rule, shared by ``parse_mlx_indexing`` and tensor indexing: a NumPy array
     (host memory) never silently indexes a gpu tensor."""
     at = "" if position is None else f" (a NumPy array at position {position} of the index)"
     return TypeError(

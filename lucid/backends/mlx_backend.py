@@ -124,7 +124,7 @@ def _blocked_sum(x: mx.array, ax: int) -> mx.array:
 
 
 def parse_mlx_indexing(index: Any) -> Any:
-    """Bring a NumPy-style index into the form MLX accepts (seed 000's table).
+    """Bring a NumPy-style index into the form MLX accepts.
 
     =========================  ==========================================================
     index                      becomes

@@ -1,6 +1,6 @@
 """lucid.data: datasets and mini-batch loading.
 
-    ds = TensorDataset(X, y, dtype=lucid.Float)     # seed 001
+    ds = TensorDataset(X, y, dtype=lucid.Float)
     ds.to("gpu")
     loader = DataLoader(ds, batch_size=64, shuffle=True)   # shuffled by lucid.random.seed
     for xb, yb in loader:

@@ -88,7 +88,7 @@ class TensorDataset(Dataset):
     """``TensorDataset(*tensors, dtype=None)``: sample ``i`` is ``(t[i] for t in tensors)``.
 
     Each argument is a Tensor, a NumPy array or a (nested) list; all must have the same length
-    (first dimension).  ``dtype`` converts every one of them (seed 001:
+    (first dimension).  ``dtype`` converts every one of them (as Lucid 2.x:
     ``TensorDataset(X, y, dtype=lucid.Float)``).  ``ds.to("gpu")`` moves them all and returns
     the dataset, so batches come out on that device.
     """

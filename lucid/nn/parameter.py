@@ -1,4 +1,4 @@
-"""Parameter and Buffer: Tensors whose *role* in a model is fixed at creation (seed 003).
+"""Parameter and Buffer: Tensors whose *role* in a model is fixed at creation.
 
 * ``Parameter`` -- learnable: ``requires_grad=True`` and ``keep_grad=True`` always; optimizers
   update it; saved in ``state_dict``; moved by ``Module.to``.

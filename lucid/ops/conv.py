@@ -55,7 +55,7 @@ the kh·kw slices (remembering which offset won), average pooling their mean; th
 adds the gradient back through the same slices.
 
 FLOPs convention: multiply-accumulates (MACs) as for matmul.  A convolution costs
-``N·Cout·∏out·(Cin/groups)·∏kernel`` MACs (the seed's rule; a bias is a separate ``add``
+``N·Cout·∏out·(Cin/groups)·∏kernel`` MACs (Lucid's rule; a bias is a separate ``add``
 op), a transposed convolution the same count for the convolution it is the adjoint of.
 Backward computes one product of the same size per operand that requires grad (dx and dW),
 so 2·MACs when both do.  Pooling counts one per window element (``out.size·∏kernel``) forward,

@@ -6,7 +6,7 @@ its backward: the gradient for one operand contracts ``g`` with the *other* oper
 
     dL/da = g @ b^T        dL/db = a^T @ g
 
-FLOPs convention: multiply-accumulates (MACs), the unit the seed uses for matmul.  A product
+FLOPs convention: multiply-accumulates (MACs), the unit Lucid uses for matmul.  A product
 of an (m, k) and a (k, n) matrix costs m·k·n MACs, a batch of them batch·m·k·n; multiply by
 2 for the other common unit (one multiply plus one add = 2 FLOPs).  Backward computes one
 contraction of the same size per operand that requires grad, so a matmul whose two operands

@@ -2,7 +2,7 @@
 
 Each optimizer is a subclass of :class:`Optimizer` that defines ``update`` -- how *one*
 parameter moves given its gradient, its state and its group's hyperparameters; the base class
-walks the parameters.  A training step (seed 000)::
+walks the parameters.  A training step::
 
     opt = SGD(model.parameters(), defaults={"lr": 1e-2})   # or SGD(model.parameters(), lr=1e-2)
     opt.zero_grad()

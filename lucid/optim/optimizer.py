@@ -66,7 +66,7 @@ _SAME_LAYOUT = ("load a state dict into an optimizer built like the one that sav
 def merge_defaults(name: str, hyper: dict[str, Any], defaults: dict | None) -> dict[str, Any]:
     """Combine an optimizer's keyword hyperparameters with a ``defaults=`` dict.
 
-    Both spellings work: ``SGD(params, lr=0.1)`` and seed 000's
+    Both spellings work: ``SGD(params, lr=0.1)`` and Lucid 2.x's
     ``SGD(params, defaults={"lr": 0.1})``; a key given in ``defaults`` wins.
     """
     if defaults is None:

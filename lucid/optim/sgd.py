@@ -27,7 +27,7 @@ class SGD(Optimizer):
     gradient keeps pointing to and cancel along directions where it flips sign.  Nesterov's
     variant looks one momentum step ahead.
 
-    Seed 000 spells the hyperparameters as a dict:
+    Lucid 2.x spelled the hyperparameters as a dict:
     ``SGD(model.parameters(), defaults={"lr": 1e-2})``; that works too.
     """
 

@@ -4,7 +4,7 @@ Each is the ``conv`` / ``conv_transpose`` op of ``lucid/ops/conv.py`` (im2col an
 its docstring draws the picture) plus what a layer adds around it:
 
 * a bias, added as a separate broadcast ``add`` (so FLOPs count it as one addition per output
-  element, the seed's convention: conv MACs + bias adds);
+  element, Lucid's convention: conv MACs + bias adds);
 * an unbatched input (C, *S), run as a batch of one;
 * ``padding="same"`` (output as large as the input, stride 1) and ``padding="valid"`` (none).
 
