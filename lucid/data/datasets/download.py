@@ -19,8 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -65,6 +63,8 @@ def save_checked(target: Path, chunks: Iterable[bytes], md5: str) -> None:
 
 
 def _download(url: str, target: Path, md5: str) -> None:
+    import urllib.request  # here, not at the top: it costs `import lucid` 12 ms, used rarely
+
     request = urllib.request.Request(url, headers={"User-Agent": "lucid-dl"})
     with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
         save_checked(target, iter(lambda: response.read(_CHUNK), b""), md5)
@@ -118,9 +118,11 @@ def _fetch(who: str, folder: Path, name: str, md5: str, mirrors: Sequence[str]) 
         try:
             _download(url, folder / name, md5)
             return
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # urllib's URLError and HTTPError are OSErrors
             # the next mirror may have it: remember why this one failed
-            failures.append(f"{url}: {getattr(exc, 'reason', exc)}")
+            code = getattr(exc, "code", None)   # an HTTP error status (404, 403, ...)
+            why = f"HTTP error {code} ({exc.reason})" if code else getattr(exc, "reason", exc)
+            failures.append(f"{url}: {why}")
     tried = "; ".join(failures) if failures else "no mirrors are set"
     raise RuntimeError(
         f"{who}: could not download {name} ({tried}). Without the internet, copy {name} "

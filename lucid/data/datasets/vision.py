@@ -28,14 +28,15 @@ import struct
 import tarfile
 import zlib
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from lucid.data.dataset import Dataset, _check_index
+from lucid.data.datasets.batch_reader import read_batch
 from lucid.data.datasets.download import ensure_files, md5sum, save_checked
-from lucid.data.datasets.pickle_reader import read_pickled_dict
 from lucid.tensor import Tensor
 from lucid.types import Int64, UInt8
 
@@ -246,9 +247,9 @@ class CIFAR10(_VisionDataset):
       what it holds, ``root/cifar-10-batches-py/{data_batch_1..5, test_batch, batches.meta}``.
       Given the archive alone, the batches are taken out of it.  Each batch stores 10,000
       images as rows of 3072 bytes (1024 red, then green, then blue, each row-major 32x32) and
-      their labels, as a pickled dict: Lucid reads it with its own reader, which builds only
-      arrays, lists and strings and never runs code from the file
-      (:mod:`lucid.data.datasets.pickle_reader`).
+      their labels, as a Python dict serialised by Python 2: Lucid reads it with its own
+      reader (:mod:`lucid.data.datasets.batch_reader`), which builds only arrays, lists and
+      strings and never runs code from the file.
     """
 
     base_folder = "cifar-10-batches-py"
@@ -276,6 +277,8 @@ class CIFAR10(_VisionDataset):
         folder = Path(self.root) / self.base_folder
         meta = self._read(folder / self.meta["filename"])
         names = meta.get(self.meta["key"])
+        if isinstance(names, list):  # Python 3 writers store the names as bytes
+            names = [s.decode("latin1") if isinstance(s, bytes) else s for s in names]
         if not isinstance(names, list) or not all(isinstance(s, str) for s in names):
             raise ValueError(f"{who}: {folder / self.meta['filename']} has no list of class "
                              f"names under {self.meta['key']!r}")
@@ -337,7 +340,7 @@ class CIFAR10(_VisionDataset):
                 if source is None:
                     raise RuntimeError(f"CIFAR10: {inner} in {archive} is not a file")
                 try:
-                    save_checked(folder / name, iter(lambda: source.read(1 << 20), b""), md5)
+                    save_checked(folder / name, iter(partial(source.read, 1 << 20), b""), md5)
                 except ValueError as exc:
                     raise RuntimeError(f"CIFAR10: {inner} in {archive}: {exc}") from None
 
@@ -345,7 +348,7 @@ class CIFAR10(_VisionDataset):
 
     @staticmethod
     def _read(path: Path) -> dict:
-        entry = read_pickled_dict(path.read_bytes(), source=str(path))
+        entry = read_batch(path.read_bytes(), source=str(path))
         # Python 3 writers store the keys as bytes (b"data"), Python 2's as str ("data")
         return {k.decode("latin1") if isinstance(k, bytes) else k: v for k, v in entry.items()}
 

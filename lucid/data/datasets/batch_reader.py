@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["read_pickled_dict"]
+__all__ = ["read_batch"]
 
 # The numpy reconstructors the format names, under the module paths NumPy has used for them.
 _NUMPY_CORE = ("numpy.core.multiarray", "numpy._core.multiarray",
@@ -383,7 +383,8 @@ def _from_raw(r: _Reader, raw: Any, dtype: np.dtype, shape: tuple[int, ...],
     if len(raw) != expected:
         raise r.fail(f"an array of shape {shape} and dtype {dtype} needs {expected} bytes, "
                      f"the file holds {len(raw)}")
-    flat = np.frombuffer(raw, dtype=dtype).copy()  # a writable array of its own
+    # a writable array of its own, in native byte order (as NumPy's own unpickling gives)
+    flat = np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="))
     return flat.reshape(shape, order="F" if fortran else "C")
 
 
@@ -490,12 +491,12 @@ def _resolve(r: _Reader, value: Any, depth: int) -> Any:
     return value
 
 
-def read_pickled_dict(data: bytes, source: str = "file") -> dict:
+def read_batch(data: bytes, source: str = "file") -> dict:
     """The dict stored in ``data`` (the bytes of a pickle file), built without running code.
 
     ``source`` names the file in error messages.  Raises ``ValueError`` for anything outside
     the subset described in this module's docstring.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"read_pickled_dict: data must be bytes, got {type(data).__name__}")
+        raise TypeError(f"read_batch: data must be bytes, got {type(data).__name__}")
     return _Reader(bytes(data), source).run()
