@@ -456,3 +456,30 @@ def test_a_seeded_augmentation_pipeline_repeats():
         assert a.shape == (3, 32, 32) and a.dtype == np.float32
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(first[0], first[1])
+
+
+def test_against_torchvision_functional_when_it_is_installed():
+    # torchvision is not a test dependency; where it is installed, its tensor ops must agree
+    pytest.importorskip("torch")
+    TF = pytest.importorskip("torchvision.transforms.functional")
+    import torch
+    from torchvision.transforms import InterpolationMode
+
+    x = RNG.random((3, 11, 14))
+    tx, lx = torch.tensor(x), lucid.Tensor(x)
+    for size in (7, (5, 9), (20, 30)):
+        np.testing.assert_allclose(T.Resize(size)(lx).numpy(),
+                                   TF.resize(tx, size, antialias=True).numpy(), atol=1e-12)
+    for size in (4, (6, 9), (13, 17)):
+        np.testing.assert_array_equal(T.CenterCrop(size)(lx).numpy(),
+                                      TF.center_crop(tx, size).numpy())
+    for mode in ("constant", "edge", "reflect", "symmetric"):
+        crop = T.RandomCrop((11 + 1 + 3, 14 + 2 + 4), padding=(2, 1, 4, 3), padding_mode=mode)
+        np.testing.assert_array_equal(crop(lx).numpy(),
+                                      TF.pad(tx, [2, 1, 4, 3], padding_mode=mode).numpy())
+    for angle in (17.3, -45.0, 123.4):
+        got = T.RandomRotation((angle, angle), interpolation="bilinear", fill=[0.1, 0.2, 0.3])
+        ref = TF.rotate(tx, angle, interpolation=InterpolationMode.BILINEAR,
+                        fill=[0.1, 0.2, 0.3])
+        np.testing.assert_allclose(got(lx).numpy(), ref.numpy(), atol=1e-12)
+    np.testing.assert_array_equal(T.RandomHorizontalFlip(1.0)(lx).numpy(), TF.hflip(tx).numpy())

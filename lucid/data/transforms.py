@@ -521,12 +521,17 @@ class RandomRotation:
     """``RandomRotation(degrees, interpolation="nearest", expand=False, center=None, fill=0)``.
 
     Rotates by an angle ``a ~ U[d0, d1)`` degrees counter-clockwise (``degrees`` = d gives
-    ``(-d, d)``), drawn from ``lucid.random``.  Output pixel ``p`` (measured from the rotation
-    centre, y pointing down) takes the input at ``R(-a) p``; ``"nearest"`` (torchvision's
-    default) rounds that point to a pixel, ``"bilinear"`` blends the four around it.  Points
-    outside the input take ``fill`` (a number or one per channel).  ``expand=True`` enlarges
-    the output to hold the whole rotated image; ``center=(x, y)`` rotates about that pixel
-    position instead of the image centre.
+    ``(-d, d)``), drawn from ``lucid.random``.  Each output pixel, at ``(x, y)`` from the
+    rotation centre (y pointing down), takes the input at the point the rotation carries
+    there, ``(x cos a - y sin a, x sin a + y cos a)``; ``"nearest"`` (torchvision's default)
+    rounds that point to a pixel, ``"bilinear"`` blends the four around it.  Points outside
+    the input take ``fill`` (a number or one per channel).  ``expand=True`` enlarges the
+    output to hold the whole rotated image (torchvision's size rule); ``center=(x, y)``
+    rotates about that pixel position instead of the image centre.
+
+    Where a source point falls exactly halfway between two pixels (a quarter turn of an
+    image whose height and width differ in parity), ``"nearest"`` rounds half to even in
+    float64; torchvision's float32 grid can land on the other pixel there.
     """
 
     def __init__(self, degrees: float | Sequence[float], interpolation: str = "nearest",
