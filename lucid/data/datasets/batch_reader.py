@@ -21,6 +21,7 @@ Strings written by Python 2 come back as ``str``, decoded as Latin-1 (what
 
 from __future__ import annotations
 
+import math
 import re
 import struct
 from typing import Any
@@ -379,7 +380,7 @@ def _from_raw(r: _Reader, raw: Any, dtype: np.dtype, shape: tuple[int, ...],
         raw = raw.encode("latin1")
     if not isinstance(raw, (bytes, bytearray)):
         raise r.fail("an array's values are not raw bytes (an object array?)")
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = math.prod(shape) * dtype.itemsize   # exact: no int64 overflow to fool it
     if len(raw) != expected:
         raise r.fail(f"an array of shape {shape} and dtype {dtype} needs {expected} bytes, "
                      f"the file holds {len(raw)}")
