@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 __all__ = ["md5sum", "save_checked", "ensure_files"]
@@ -67,7 +67,23 @@ def _download(url: str, target: Path, md5: str) -> None:
 
     request = urllib.request.Request(url, headers={"User-Agent": "lucid-dl"})
     with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-        save_checked(target, iter(lambda: response.read(_CHUNK), b""), md5)
+        size = response.headers.get("Content-Length")
+        chunks = iter(lambda: response.read(_CHUNK), b"")
+        save_checked(target, _progress(chunks, int(size) if size else None, target.name), md5)
+
+
+def _progress(chunks: Iterable[bytes], total: int | None, name: str) -> Iterator[bytes]:
+    """``chunks``, shown as a progress bar in bytes (tqdm.auto: a widget in Jupyter, text
+    elsewhere) when tqdm is installed -- it comes with the notebooks extra."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # no bar: the line ensure_files printed says what is downloading
+        yield from chunks
+        return
+    with tqdm(total=total, unit="B", unit_scale=True, desc=name, leave=False) as bar:
+        for chunk in chunks:
+            bar.update(len(chunk))
+            yield chunk
 
 
 def ensure_files(who: str, folder: str | os.PathLike, files: Sequence[tuple[str, str]],
