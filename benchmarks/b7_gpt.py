@@ -28,8 +28,8 @@ TEXT = Path(lucid.__file__).parent / "data" / "datasets" / "files" / "tiny_shake
 
 
 def _read_text() -> str:
-    # TODO(lead): switch to lucid.data.datasets.tiny_shakespeare() / CharDataset once they land;
-    # until then the shipped file is read directly.
+    # TODO: use lucid.data.datasets.tiny_shakespeare() / CharDataset once they exist; until
+    # then the shipped file is read directly.
     return TEXT.read_text(encoding="utf-8")
 
 

@@ -141,6 +141,18 @@ def test_bad_arguments_are_refused():
         GPT(0, 6)
 
 
+def test_dropout_acts_in_training_only():
+    lucid.random.seed(9)
+    model = GPT(10, 8, n_layer=2, n_head=2, d_model=16, dropout=0.3)
+    plain = GPT(10, 8, n_layer=2, n_head=2, d_model=16)
+    plain.load_state_dict(model.state_dict())
+    idx = lucid.Tensor(RNG.integers(0, 10, (2, 8)))
+    a, b = model(idx)[0].numpy(), model(idx)[0].numpy()
+    assert np.abs(a - b).max() > 1e-2  # fresh masks at every call
+    model.eval()
+    np.testing.assert_array_equal(model(idx)[0].numpy(), plain(idx)[0].numpy())
+
+
 def test_training_lowers_the_loss():
     lucid.random.seed(6)
     text = np.array([0, 1, 2, 3, 4, 5, 6, 7] * 9)  # a cycle: each token fixes the next

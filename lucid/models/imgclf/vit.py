@@ -114,7 +114,8 @@ class Encoder(nn.Module):
 class VisionTransformer(nn.Module):
     """A ViT for (N, in_channels, image_size, image_size) images; ``forward`` returns
     (N, num_classes) logits.  Lucid adds ``in_channels`` (torchvision's is fixed at 3), so
-    greyscale digits need no copying into three channels."""
+    greyscale digits need no copying into three channels; torchvision's optional pre-logits
+    layer (``representation_size``) and convolutional stem are not offered."""
 
     def __init__(self, image_size: int, patch_size: int, num_layers: int, num_heads: int,
                  hidden_dim: int, mlp_dim: int, dropout: float = 0.0,

@@ -51,7 +51,9 @@ class CausalSelfAttention(nn.Module):
         y       = resid_dropout(c_proj(concat(head_1, ..., head_h)))
 
     The attention weights of the last call stay in ``attn_weights`` (B, n_head, T, T), one
-    map per head (no gradient), for plotting.
+    map per head (no gradient), for plotting; in training mode with dropout they are the
+    weights after dropout, as PyTorch returns them.  ``attn_dropout`` is applied inside the
+    attention function (to the weights), so it is named here for nanoGPT's layout.
     """
 
     def __init__(self, d_model: int, n_head: int, dropout: float = 0.0, bias: bool = True,
