@@ -17,8 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
+from lucid.backends.numpy_erf import erf as numpy_erf
 from lucid.ops.base import FUNCTIONS, Op, apply, public
 from lucid.shapes import broadcast_shape
 from lucid.types import as_numeric, to_numeric_type
@@ -304,17 +303,14 @@ class Cosh(Elementwise):
         return (g * xp.sinh(self.x),)
 
 
-# NumPy has no erf (SciPy has, but is no dependency of Lucid); MLX has ``mx.erf``.  Without
-# it, Python's exact ``math.erf`` runs once per element: correct to the last bit, but a
-# Python call per element.
-_math_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
+# NumPy has no erf (SciPy has, but is no dependency of Lucid): lucid.backends.numpy_erf writes
+# Cody's approximations on whole arrays.
 def _erf(xp: Any, x: Any) -> Any:
+    """erf on the device's arrays: MLX has it; NumPy has not (see lucid.backends.numpy_erf)."""
     erf = getattr(xp, "erf", None)
     if erf is not None:
         return erf(x)
-    return _math_erf(x).astype(x.dtype)
+    return numpy_erf(x)
 
 
 class Erf(Elementwise):
