@@ -13,24 +13,17 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 
 import lucid
 from benchmarks.common import Row, optional, print_table
+from lucid.data.datasets import CharDataset, tiny_shakespeare
 from lucid.models.text import GPT
 
 STEPS, BATCH, BLOCK = 300, 32, 64
 N_LAYER, N_HEAD, D_MODEL = 2, 4, 64
 LR = 3e-3
-TEXT = Path(lucid.__file__).parent / "data" / "datasets" / "files" / "tiny_shakespeare.txt"
-
-
-def _read_text() -> str:
-    # TODO: use lucid.data.datasets.tiny_shakespeare() / CharDataset once they exist; until
-    # then the shipped file is read directly.
-    return TEXT.read_text(encoding="utf-8")
 
 
 def unigram_entropy(ids: np.ndarray, vocab_size: int) -> float:
@@ -128,11 +121,8 @@ def _train(model, adam, tensor, data) -> tuple[float, list[float]]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    text = _read_text()
-    chars = sorted(set(text))
-    lookup = {c: i for i, c in enumerate(chars)}
-    ids = np.array([lookup[c] for c in text], dtype=np.int64)
-    vocab = len(chars)
+    chars = CharDataset(tiny_shakespeare(), BLOCK)
+    ids, vocab = chars.ids, chars.vocab_size
     lucid.random.seed(0)
     model = GPT(vocab, BLOCK, N_LAYER, N_HEAD, D_MODEL)
     data = batches(ids, STEPS, BATCH, BLOCK)
