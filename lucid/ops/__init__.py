@@ -15,6 +15,7 @@ from lucid.ops import (  # noqa: F401  (each import registers a family)
     indexing,
     linalg,
     loss,
+    recurrent,
     reduction,
     shape,
 )

@@ -30,7 +30,8 @@ from lucid.nn import init
 from lucid.nn.functional.dropout import dropout
 from lucid.nn.layers.linear import _parameter, _size
 from lucid.nn.module import Module
-from lucid.ops import concatenate, linear, relu, sigmoid, stack, tanh, where
+from lucid.ops import apply, concatenate, linear, relu, sigmoid, stack, tanh, where
+from lucid.ops.recurrent import LSTMGates
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Float32
@@ -40,23 +41,22 @@ __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
 
 
-def _cell_step(mode: str, nonlinearity: str, xw: Tensor, h: Tensor, c: Tensor | None,
-               w_hh: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor | None]:
-    """One step from the input's projection ``xw`` (W_ih x + b_ih) and the state."""
+def _cell_step(mode: str, nonlinearity: str, xw: Tensor, h: Tensor, state: Tensor,
+               w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+    """One step from the input's projection ``xw`` (W_ih x + b_ih), the hidden state ``h`` and
+    the whole ``state``: ``h`` itself for RNN and GRU; for LSTM h and c stacked, (2, N, H), as
+    the gate op takes and gives them.  Returns the new state."""
     hw = linear(h, w_hh, b_hh)
     if mode == "RNN":
         z = xw + hw
-        return (tanh(z) if nonlinearity == "tanh" else relu(z)), None
+        return tanh(z) if nonlinearity == "tanh" else relu(z)
+    if mode == "LSTM":  # the gate arithmetic as one op (lucid.ops.recurrent.LSTMGates)
+        return apply(LSTMGates(), xw + hw, state)
     k = h.shape[-1]
-    if mode == "LSTM":
-        z = xw + hw
-        i, f, g, o = (z[..., j * k:(j + 1) * k] for j in range(4))
-        c2 = sigmoid(f) * c + sigmoid(i) * tanh(g)
-        return sigmoid(o) * tanh(c2), c2
     r = sigmoid(xw[..., :k] + hw[..., :k])
     u = sigmoid(xw[..., k:2 * k] + hw[..., k:2 * k])
     n = tanh(xw[..., 2 * k:] + r * hw[..., 2 * k:])
-    return (1 - u) * n + u * h, None
+    return (1 - u) * n + u * h
 
 
 def _uniform_init(module: Module, hidden_size: int) -> None:
@@ -116,7 +116,7 @@ class RNNCell(_Cell):
         self._check(x)
         h = self._zeros(x) if h is None else h
         return _cell_step("RNN", self.nonlinearity, linear(x, self.weight_ih, self.bias_ih), h,
-                          None, self.weight_hh, self.bias_hh)[0]
+                          h, self.weight_hh, self.bias_hh)
 
 
 class LSTMCell(_Cell):
@@ -133,9 +133,9 @@ class LSTMCell(_Cell):
                 ) -> tuple[Tensor, Tensor]:
         self._check(x)
         h, c = (self._zeros(x), self._zeros(x)) if state is None else state
-        h2, c2 = _cell_step("LSTM", "tanh", linear(x, self.weight_ih, self.bias_ih), h, c,
-                            self.weight_hh, self.bias_hh)
-        return h2, c2
+        hc = _cell_step("LSTM", "tanh", linear(x, self.weight_ih, self.bias_ih), h,
+                        stack([h, c]), self.weight_hh, self.bias_hh)
+        return hc[0], hc[1]
 
     def extra_repr(self) -> str:
         return super().extra_repr()
@@ -154,8 +154,8 @@ class GRUCell(_Cell):
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
         self._check(x)
         h = self._zeros(x) if h is None else h
-        return _cell_step("GRU", "tanh", linear(x, self.weight_ih, self.bias_ih), h, None,
-                          self.weight_hh, self.bias_hh)[0]
+        return _cell_step("GRU", "tanh", linear(x, self.weight_ih, self.bias_ih), h, h,
+                          self.weight_hh, self.bias_hh)
 
 
 class _RNNBase(Module):
@@ -232,7 +232,8 @@ class _RNNBase(Module):
                 # every time step's input projection in one GEMM: (L, N, gates·hidden)
                 xw = linear(layer_in, w_ih, b_ih)
                 h = h0[k]
-                c = None if c0 is None else c0[k]
+                # the state a step passes on: h, or for LSTM h and c stacked (2, N, H)
+                state = h if c0 is None else stack([h, c0[k]])
                 order = range(steps - 1, -1, -1) if d else range(steps)
                 out_steps: list[Any] = [None] * steps
                 loop = "" if rec is None else " ".join(  # names the steps: "layer 1 reverse"
@@ -241,21 +242,19 @@ class _RNNBase(Module):
                 for t in order:
                     if rec is not None:  # the ops from here to the next mark are step t
                         rec.begin_step(t, loop)
-                    h2, c2 = _cell_step(self.mode, self.nonlinearity, xw[t], h, c, w_hh, b_hh)
+                    state2 = _cell_step(self.mode, self.nonlinearity, xw[t], h, state, w_hh,
+                                        b_hh)
                     if valid is not None:  # padded steps keep the state, output zero
-                        m = valid[t]
-                        h2 = where(m, h2, h)
-                        c2 = None if c is None else where(m, c2, c)
-                        out_steps[t] = where(m, h2, 0.0 * h2)
-                    else:
-                        out_steps[t] = h2
-                    h, c = h2, c2
+                        state2 = where(valid[t], state2, state)
+                    h = state2 if c0 is None else state2[0]
+                    out_steps[t] = h if valid is None else where(valid[t], h, 0.0 * h)
+                    state = state2
                 if rec is not None:
                     rec.end_step()
                 outs.append(stack(out_steps, axis=0))
                 h_n.append(h)
-                if c is not None:
-                    c_n.append(c)
+                if c0 is not None:
+                    c_n.append(state[1])
             layer_in = outs[0] if dirs == 1 else _concat_last(outs)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_in = dropout(layer_in, self.dropout, True)
