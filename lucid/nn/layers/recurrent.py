@@ -41,17 +41,19 @@ __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
 
 
-def _cell_step(mode: str, nonlinearity: str, xw: Tensor, h: Tensor, state: Tensor,
-               w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
-    """One step from the input's projection ``xw`` (W_ih x + b_ih), the hidden state ``h`` and
-    the whole ``state``: ``h`` itself for RNN and GRU; for LSTM h and c stacked, (2, N, H), as
-    the gate op takes and gives them.  Returns the new state."""
+def _cell_step(mode: str, nonlinearity: str, xws: Tensor, t: int | None, h: Tensor,
+               state: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+    """One step from the input's projection (W_ih x + b_ih: ``xws[t]``, or ``xws`` itself when
+    ``t`` is None), the hidden state ``h`` and the whole ``state``: ``h`` itself for RNN and
+    GRU; for LSTM h and c stacked, (2, N, H), as the gate op takes and gives them.  Returns the
+    new state."""
     hw = linear(h, w_hh, b_hh)
+    if mode == "LSTM":  # the gate arithmetic as one op (lucid.ops.recurrent.LSTMGates)
+        return apply(LSTMGates(t), xws, hw, state)
+    xw = xws if t is None else xws[t]
     if mode == "RNN":
         z = xw + hw
         return tanh(z) if nonlinearity == "tanh" else relu(z)
-    if mode == "LSTM":  # the gate arithmetic as one op (lucid.ops.recurrent.LSTMGates)
-        return apply(LSTMGates(), xw + hw, state)
     k = h.shape[-1]
     r = sigmoid(xw[..., :k] + hw[..., :k])
     u = sigmoid(xw[..., k:2 * k] + hw[..., k:2 * k])
@@ -115,8 +117,8 @@ class RNNCell(_Cell):
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
         self._check(x)
         h = self._zeros(x) if h is None else h
-        return _cell_step("RNN", self.nonlinearity, linear(x, self.weight_ih, self.bias_ih), h,
-                          h, self.weight_hh, self.bias_hh)
+        return _cell_step("RNN", self.nonlinearity, linear(x, self.weight_ih, self.bias_ih),
+                          None, h, h, self.weight_hh, self.bias_hh)
 
 
 class LSTMCell(_Cell):
@@ -133,7 +135,7 @@ class LSTMCell(_Cell):
                 ) -> tuple[Tensor, Tensor]:
         self._check(x)
         h, c = (self._zeros(x), self._zeros(x)) if state is None else state
-        hc = _cell_step("LSTM", "tanh", linear(x, self.weight_ih, self.bias_ih), h,
+        hc = _cell_step("LSTM", "tanh", linear(x, self.weight_ih, self.bias_ih), None, h,
                         stack([h, c]), self.weight_hh, self.bias_hh)
         return hc[0], hc[1]
 
@@ -154,7 +156,7 @@ class GRUCell(_Cell):
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
         self._check(x)
         h = self._zeros(x) if h is None else h
-        return _cell_step("GRU", "tanh", linear(x, self.weight_ih, self.bias_ih), h, h,
+        return _cell_step("GRU", "tanh", linear(x, self.weight_ih, self.bias_ih), None, h, h,
                           self.weight_hh, self.bias_hh)
 
 
@@ -242,7 +244,7 @@ class _RNNBase(Module):
                 for t in order:
                     if rec is not None:  # the ops from here to the next mark are step t
                         rec.begin_step(t, loop)
-                    state2 = _cell_step(self.mode, self.nonlinearity, xw[t], h, state, w_hh,
+                    state2 = _cell_step(self.mode, self.nonlinearity, xw, t, h, state, w_hh,
                                         b_hh)
                     if valid is not None:  # padded steps keep the state, output zero
                         state2 = where(valid[t], state2, state)
