@@ -1,53 +1,46 @@
-"""Build (and execute) notebook 10 from the cell list below.
+# %% [markdown]
+# # 10 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
+#
+# The engine of notebooks 02-03 computes first derivatives. This chapter shows what the same
+# engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
+#
+# | § | what | from |
+# |---|---|---|
+# | 1 | derivatives of derivatives: `create_graph`, Hessians, a gradient penalty | `autograd` |
+# | 2 | linear algebra: solve, determinants, factorisations | `lucid.linalg` |
+# | 3 | tensors by pattern: `rearrange`, `reduce`, `repeat`, `einsum` | `lucid.einops` |
+# | 4 | more of the Tensor API: statistics, bitwise ops, in-place methods, counting | `lucid` |
+# | 5 | more layers: activations, 3-D convolution, resampling, padding, normalisation | `lucid.nn` |
+# | 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
+#
+# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
 
-    .venv/bin/python notebooks/_build/build_10.py
+# %%
+import warnings
 
-Cells tagged nbval-check-output are checked by nbval; they print comparisons with NumPy (True /
-False) and rounded values, never raw floats from a matrix factorisation (their last bits depend
-on the machine's LAPACK).
-"""
+import math
+import numpy as np
+import lucid
+import lucid.nn as nn
+import lucid.nn.functional as F
+from lucid.autograd import functional, grad
+from lucid.autograd import gradgradcheck
 
-from __future__ import annotations
+# On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
+# We know that already (notebook 04 is about it), so keep the warning out of the outputs.
+warnings.filterwarnings("ignore", message="MLX has no GPU")
 
-from nbbuild import code, main, md
-from nbbuild import setup as shared_setup
+np.set_printoptions(precision=4, suppress=True)
+lucid.random.seed(0)
 
-NAME = "10_beyond_first_derivatives.ipynb"
+# %% [markdown]
+# ## 1. Derivatives of derivatives
+#
+# `backward()` computes each gradient with the op's backward *rule*. With `create_graph=True` the
+# rule itself runs on Lucid ops, so the gradient is a tensor **with a graph** - and can be
+# differentiated again. For $f(x) = x^3$: $f' = 3x^2$, $f'' = 6x$, $f''' = 6$.
 
-
-def setup(*imports: str) -> str:
-    return shared_setup(*imports, then="np.set_printoptions(precision=4, suppress=True)\n")
-
-
-CELLS = [
-    md("""
-# 10 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
-
-The engine of notebooks 02-03 computes first derivatives. This chapter shows what the same
-engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
-
-| § | what | from |
-|---|---|---|
-| 1 | derivatives of derivatives: `create_graph`, Hessians, a gradient penalty | `autograd` |
-| 2 | linear algebra: solve, determinants, factorisations | `lucid.linalg` |
-| 3 | tensors by pattern: `rearrange`, `reduce`, `repeat`, `einsum` | `lucid.einops` |
-| 4 | more of the Tensor API: statistics, bitwise ops, in-place methods, counting | `lucid` |
-| 5 | more layers: activations, 3-D convolution, resampling, padding, normalisation | `lucid.nn` |
-| 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
-
-Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
-"""),
-    code(setup("import math", "import numpy as np", "import lucid", "import lucid.nn as nn",
-               "import lucid.nn.functional as F", "from lucid.autograd import functional, grad",
-               "from lucid.autograd import gradgradcheck")),
-    md(r"""
-## 1. Derivatives of derivatives
-
-`backward()` computes each gradient with the op's backward *rule*. With `create_graph=True` the
-rule itself runs on Lucid ops, so the gradient is a tensor **with a graph** - and can be
-differentiated again. For $f(x) = x^3$: $f' = 3x^2$, $f'' = 6x$, $f''' = 6$.
-"""),
-    code("""
+# %% tags=["nbval-check-output"]
 x = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 (d1,) = grad((x ** 3).sum(), x, create_graph=True)   # 3x^2, itself a graph
 (d2,) = grad(d1.sum(), x, create_graph=True)         # 6x
@@ -55,13 +48,13 @@ x = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 print("f'  :", d1.numpy(), " by hand:", 3 * x.numpy() ** 2)
 print("f'' :", d2.numpy(), " by hand:", 6 * x.numpy())
 print("f''':", d3.numpy())
-""", check=True),
-    md(r"""
-**The Hessian** $H_{ij} = \partial^2 f / \partial x_i \partial x_j$ of a quadratic form
-$f(x) = x^\top A x$ is $A + A^\top$, whatever $x$. `functional.hessian` builds it one row per
-backward pass; `functional.hvp` gives $Hv$ without building $H$ (two backward passes).
-"""),
-    code("""
+
+# %% [markdown]
+# **The Hessian** $H_{ij} = \partial^2 f / \partial x_i \partial x_j$ of a quadratic form
+# $f(x) = x^\top A x$ is $A + A^\top$, whatever $x$. `functional.hessian` builds it one row per
+# backward pass; `functional.hvp` gives $Hv$ without building $H$ (two backward passes).
+
+# %% tags=["nbval-check-output"]
 A = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0], [0.0, 1.0, 4.0]])
 f = lambda v: v @ lucid.Tensor(A) @ v
 H = functional.hessian(f, lucid.Tensor([0.1, 0.2, 0.3]))
@@ -71,14 +64,14 @@ _, Hv = functional.hvp(f, lucid.Tensor([0.1, 0.2, 0.3]), lucid.Tensor([1.0, 0.0,
 print("Hv == first column of H:", np.allclose(Hv.numpy(), (A + A.T)[:, 0]))
 J = functional.jacobian(lambda v: lucid.tanh(v), lucid.Tensor([0.0, 1.0]))
 print("Jacobian of tanh (diagonal 1 - tanh^2):", J.numpy().round(4).tolist())
-""", check=True),
-    md(r"""
-**A gradient penalty** (as WGAN-GP uses): the loss contains a *gradient* of the network,
-$\lVert \partial D(x)/\partial x \rVert^2$, so training it needs the derivative of a derivative
-with respect to the weights. `gradgradcheck` checks such second derivatives against finite
-differences of the first.
-"""),
-    code("""
+
+# %% [markdown]
+# **A gradient penalty** (as WGAN-GP uses): the loss contains a *gradient* of the network,
+# $\lVert \partial D(x)/\partial x \rVert^2$, so training it needs the derivative of a derivative
+# with respect to the weights. `gradgradcheck` checks such second derivatives against finite
+# differences of the first.
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 D = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
 x = lucid.random.randn(4, 3, dtype=lucid.Float32, requires_grad=True)
@@ -89,14 +82,14 @@ print("every weight got a gradient from the penalty:",
       all(p.grad is not None for p in list(D.parameters())[:3]))
 x64 = lucid.Tensor([0.3, -0.7], requires_grad=True)
 print("gradgradcheck(tanh(x) * x^2):", gradgradcheck(lambda t: lucid.tanh(t) * t ** 2, x64))
-""", check=True),
-    md("""
-## 2. Linear algebra: `lucid.linalg`
 
-Every routine is differentiable (its standard matrix-calculus rule) and runs on both devices.
-Solving is better than inverting: `solve(A, b)` never forms $A^{-1}$.
-"""),
-    code("""
+# %% [markdown]
+# ## 2. Linear algebra: `lucid.linalg`
+#
+# Every routine is differentiable (its standard matrix-calculus rule) and runs on both devices.
+# Solving is better than inverting: `solve(A, b)` never forms $A^{-1}$.
+
+# %% tags=["nbval-check-output"]
 rng = np.random.default_rng(0)
 M = rng.standard_normal((4, 4))
 S = M @ M.T + 4 * np.eye(4)                    # symmetric positive definite
@@ -120,23 +113,23 @@ print("pinv       :", np.allclose(lucid.linalg.pinv(A_t).numpy(), np.linalg.pinv
 print("norm (fro) :", np.isclose(lucid.linalg.norm(A_t).item(), np.linalg.norm(M)))
 print("A^3        :", np.allclose(lucid.linalg.matrix_power(A_t, 3).numpy(),
                                  np.linalg.matrix_power(M, 3)))
-""", check=True),
-    md(r"""
-The gradient of $\log \lvert\det A\rvert$ is $A^{-\top}$ - a classic of matrix calculus:
-"""),
-    code("""
+
+# %% [markdown]
+# The gradient of $\log \lvert\det A\rvert$ is $A^{-\top}$ - a classic of matrix calculus:
+
+# %% tags=["nbval-check-output"]
 A_g = lucid.Tensor(M, requires_grad=True)
 lucid.linalg.slogdet(A_g)[1].backward()
 print("d log|det A| / dA == inv(A)^T:", np.allclose(A_g.grad, np.linalg.inv(M).T))
-""", check=True),
-    md("""
-## 3. Tensors by pattern: `lucid.einops`
 
-`rearrange`, `reduce` and `repeat` name the axes instead of counting them (the `einops` package,
-with Lucid as its backend, so every step is a differentiable Lucid op). `lucid.einsum` reads any
-subscripts NumPy does - a repeated letter is a diagonal: `"ii->"` is the trace.
-"""),
-    code("""
+# %% [markdown]
+# ## 3. Tensors by pattern: `lucid.einops`
+#
+# `rearrange`, `reduce` and `repeat` name the axes instead of counting them (the `einops` package,
+# with Lucid as its backend, so every step is a differentiable Lucid op). `lucid.einsum` reads any
+# subscripts NumPy does - a repeated letter is a diagonal: `"ii->"` is the trace.
+
+# %% tags=["nbval-check-output"]
 from lucid import einops
 
 images = lucid.Tensor(np.arange(2 * 3 * 4 * 4, dtype=np.float64).reshape(2, 3, 4, 4))
@@ -148,15 +141,15 @@ print("2x2 max-pool == F.max_pool2d:", np.allclose(pooled.numpy(),
 print("repeat:", einops.repeat(lucid.Tensor([1.0, 2.0]), "n -> n r", r=3).numpy().tolist())
 T = lucid.Tensor(M)
 print("einsum('ii->') == trace:", np.isclose(lucid.einsum("ii->", T).item(), np.trace(M)))
-""", check=True),
-    md("""
-## 4. More of the Tensor API
 
-Statistics with `ddof`, products (with an exact gradient at zeros), norms, `clamp`, bitwise
-operators on integers, in-place methods (which bump the version counter that backward checks),
-and counting: `unique`, `nonzero`, `histogram`.
-"""),
-    code("""
+# %% [markdown]
+# ## 4. More of the Tensor API
+#
+# Statistics with `ddof`, products (with an exact gradient at zeros), norms, `clamp`, bitwise
+# operators on integers, in-place methods (which bump the version counter that backward checks),
+# and counting: `unique`, `nonzero`, `histogram`.
+
+# %% tags=["nbval-check-output"]
 v = lucid.Tensor([1.0, 2.0, 4.0, 7.0])
 print("std(ddof=1):", np.isclose(v.std(ddof=1).item(), np.std([1, 2, 4, 7], ddof=1)))
 print("var(ddof=1):", np.isclose(v.var(ddof=1).item(), np.var([1, 2, 4, 7], ddof=1)))
@@ -175,16 +168,16 @@ hist, edges = lucid.histogram(lucid.Tensor([0.1, 0.4, 0.45, 0.9]), bins=2, range
 print("histogram  :", hist.tolist(), edges.tolist())
 gx, gy = lucid.meshgrid(lucid.Tensor([1.0, 2.0, 3.0]), lucid.Tensor([10.0, 20.0]))
 print("meshgrid   :", gx.shape, gy.shape, "  diag:", lucid.diag(lucid.Tensor([1.0, 2.0])).tolist())
-""", check=True),
-    md("""
-## 5. More layers
 
-Activations from MobileNet and friends, 3-D convolution and pooling, transposed 1-D convolution,
-adaptive max pooling, resampling (`Upsample`, `F.interpolate`), padding modes, channel dropout and
-stochastic depth, instance normalisation, bilinear layers, `Unfold`/`Fold`, parameter
-containers, three more losses, and gradient clipping. Each is checked against its formula.
-"""),
-    code("""
+# %% [markdown]
+# ## 5. More layers
+#
+# Activations from MobileNet and friends, 3-D convolution and pooling, transposed 1-D convolution,
+# adaptive max pooling, resampling (`Upsample`, `F.interpolate`), padding modes, channel dropout and
+# stochastic depth, instance normalisation, bilinear layers, `Unfold`/`Fold`, parameter
+# containers, three more losses, and gradient clipping. Each is checked against its formula.
+
+# %% tags=["nbval-check-output"]
 t = lucid.Tensor([-4.0, -1.0, 0.5, 3.5, 7.0])
 a = t.numpy()
 checks = {
@@ -198,8 +191,8 @@ checks = {
 }
 for name, (ours, ref) in checks.items():
     print(f"{name:12s}", np.allclose(ours.numpy(), ref))
-""", check=True),
-    code("""
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 vol = lucid.random.randn(1, 2, 4, 6, 6, dtype=lucid.Float32)
 print("Conv3d          :", nn.Conv3d(2, 5, kernel_size=3, padding=1)(vol).shape)
@@ -226,8 +219,9 @@ print("Bilinear            :", bil(lucid.zeros(5, 3), lucid.zeros(5, 4)).shape,
 cols = nn.Unfold(2, stride=2)(img)   # four 2x2 windows side by side: no overlap
 print("Unfold / Fold       :", cols.shape, np.array_equal(
     nn.Fold((4, 4), 2, stride=2)(cols).numpy(), img.numpy()))
-""", check=True),
-    code("""
+
+
+# %% tags=["nbval-check-output"]
 class Mixture(nn.Module):
     def __init__(self):
         super().__init__()
@@ -256,14 +250,14 @@ flat = parameters_to_vector(net.parameters())
 vector_to_parameters(flat * 0, net.parameters())
 print("parameters as a vector:", flat.shape, " zeroed:",
       all(np.all(p.numpy() == 0) for p in net.parameters()))
-""", check=True),
-    md("""
-## 6. More optimizers, schedules and dataset tools
 
-Four more update rules (each PyTorch's formula) on the same quadratic bowl, and five more
-learning-rate schedules, printed epoch by epoch.
-"""),
-    code("""
+# %% [markdown]
+# ## 6. More optimizers, schedules and dataset tools
+#
+# Four more update rules (each PyTorch's formula) on the same quadratic bowl, and five more
+# learning-rate schedules, printed epoch by epoch.
+
+# %% tags=["nbval-check-output"]
 from lucid.optim import Adadelta, Adamax, NAdam, RAdam
 from lucid.optim.lr_scheduler import (CyclicLR, LinearLR, NoamScheduler, OneCycleLR,
                                       SequentialLR, StepLR)
@@ -303,8 +297,8 @@ print("NoamScheduler:", rates(lambda o: NoamScheduler(o, model_size=16, warmup_s
 print("SequentialLR :", rates(lambda o: SequentialLR(
     o, [LinearLR(o, start_factor=0.5, total_iters=2), StepLR(o, step_size=2, gamma=0.5)],
     milestones=[3])))
-""", check=True),
-    code("""
+
+# %% tags=["nbval-check-output"]
 from lucid.data import ConcatDataset, Subset, TensorDataset
 
 first = TensorDataset(lucid.Tensor(np.arange(3.0)))
@@ -313,19 +307,20 @@ both = ConcatDataset([first, second])
 print("ConcatDataset:", len(both), both.cumulative_sizes, [float(both[i][0]) for i in (0, 3, -1)])
 evens = Subset(both, [0, 2, 4, 6])
 print("Subset       :", len(evens), [float(evens[i][0]) for i in range(len(evens))])
-""", check=True),
-    md("""
-## Exercise
 
-Use `functional.hessian` to find the Hessian of $f(x, y) = x^2 y + \\sin(x y)$ at $(1, 2)$, and
-check it by hand.
 
-### Answer
+# %% [markdown]
+# ## Exercise
+#
+# Use `functional.hessian` to find the Hessian of $f(x, y) = x^2 y + \sin(x y)$ at $(1, 2)$, and
+# check it by hand.
+#
+# ### Answer
+#
+# $f_{xx} = 2y - y^2 \sin(xy)$, $f_{xy} = 2x + \cos(xy) - xy \sin(xy)$,
+# $f_{yy} = -x^2 \sin(xy)$.
 
-$f_{xx} = 2y - y^2 \\sin(xy)$, $f_{xy} = 2x + \\cos(xy) - xy \\sin(xy)$,
-$f_{yy} = -x^2 \\sin(xy)$.
-"""),
-    code("""
+# %% tags=["nbval-check-output"]
 def f(v):
     x, y = v[0], v[1]
     return x * x * y + lucid.sin(x * y)
@@ -338,13 +333,7 @@ by_hand = np.array([
 ])
 print(H.numpy().round(4))
 print("matches the hand computation:", np.allclose(H.numpy(), by_hand))
-""", check=True),
-    md("""
-Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
-[09_layer_catalogue.ipynb](09_layer_catalogue.ipynb).
-"""),
-]
 
-
-if __name__ == "__main__":
-    main({"10": (NAME, CELLS)})
+# %% [markdown]
+# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
+# [09_layer_catalogue.ipynb](09_layer_catalogue.ipynb).
