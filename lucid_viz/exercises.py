@@ -14,9 +14,9 @@ how many entries differ, which case fails) followed by the hint.  The expected v
 never printed, not even in the error: the point is to find it.
 
 Values are compared by kind: ``True``/``False`` exactly; text exactly; a set as a set (order
-free); a shape (a tuple of whole numbers) exactly; numbers, lists of numbers, NumPy arrays and
-Lucid tensors as arrays, to ``rtol``/``atol`` (``numpy.isclose``); anything else (a dtype, a
-device name) with ``==``.
+free); a dict key by key; a shape (a tuple of whole numbers) exactly; numbers, lists of
+numbers, NumPy arrays and Lucid tensors as arrays, to ``rtol``/``atol`` (``numpy.isclose``);
+other lists item by item; anything else (a dtype, a device name) with ``==``.
 """
 
 from __future__ import annotations
@@ -148,6 +148,17 @@ def _problem(answer: Any, expected: Any, rtol: float, atol: float) -> str | None
         if not isinstance(answer, str):
             return f"the answer is a piece of text (a str); yours is {_kind(answer)}"
         return None if answer == expected else "not right yet"
+    if isinstance(expected, dict):
+        if not isinstance(answer, dict):
+            return f"the answer is a dict; yours is {_kind(answer)}"
+        for key, value in expected.items():
+            if key not in answer:
+                return f"{key!r} is missing"
+            problem = _problem(answer[key], value, rtol, atol)
+            if problem is not None:
+                return f"{key}: {problem}"
+        extra = [key for key in answer if key not in expected]
+        return f"{extra[0]!r} should not be there" if extra else None
     if isinstance(expected, (set, frozenset)):
         if not isinstance(answer, (set, frozenset, list, tuple)):
             return f"the answer is a collection (a set or a list); yours is {_kind(answer)}"
@@ -171,8 +182,11 @@ def _problem(answer: Any, expected: Any, rtol: float, atol: float) -> str | None
             return f"the answer is a list; yours is {_kind(answer)}"
         if len(answer) != len(expected):
             return f"your list has {len(answer)} items; the answer has another number of items"
-        wrong = sum(_problem(a, e, rtol, atol) is not None for a, e in zip(answer, expected))
-        return None if not wrong else f"{wrong} of {len(expected)} items are not right yet"
+        for i, (a, e) in enumerate(zip(answer, expected), 1):
+            problem = _problem(a, e, rtol, atol)
+            if problem is not None:
+                return f"item {i} of {len(expected)}: {problem}"
+        return None
     if answer == expected:
         return None
     if type(answer) is not type(expected):

@@ -51,6 +51,9 @@ BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 TODO_CODE = 'raise NotImplementedError("TODO: your code here")'
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+#: how jupytext writes a source: what notebooks/jupytext.toml says for the pairing in JupyterLab
+SOURCE_FORMAT = {"extension": ".py", "format_name": "percent",
+                 "notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
 TIMEOUT_S = 300  # per cell; a chapter should take well under a minute in all
 
 
@@ -87,6 +90,13 @@ def read_source(chapter: str) -> Any:
         tags = cell.metadata.get("tags")
         cell.metadata = {"tags": list(tags)} if tags else {}
     return nb
+
+
+def canonical_source(nb: Any) -> str:
+    """The text jupytext writes for a notebook's cells: what JupyterLab saves into the source."""
+    import jupytext
+
+    return jupytext.writes(nb, fmt=SOURCE_FORMAT)
 
 
 def read_notebook(path: Path) -> dict:
@@ -204,12 +214,18 @@ def _dumps(nb: Any) -> str:
 
 def build(chapter: str, run: bool = True) -> float:
     """Regenerate notebooks/<chapter>.ipynb from its source and (unless ``run=False``) execute it
-    in a fresh kernel from notebooks/, as JupyterLab would.  Returns the seconds it took."""
+    in a fresh kernel from notebooks/, as JupyterLab would.  The source is rewritten in the form
+    jupytext gives it (blank lines between cells), so saving in JupyterLab changes nothing.
+    Returns the seconds it took."""
     import nbformat
     from nbclient import NotebookClient
 
     t0 = time.perf_counter()
     nb = nbformat.from_dict(read_source(chapter))
+    src = SRC / f"{chapter}.py"
+    text = canonical_source(nb)  # the same cells; only the blank lines between them may move
+    if text != src.read_text(encoding="utf-8"):
+        _write_atomic(src, text)
     path = HERE / f"{chapter}.ipynb"
     old_cells = read_notebook(path)["cells"] if path.exists() else []
     _keep_ids(nb.cells, old_cells, chapter)
@@ -274,7 +290,7 @@ def stub(source: str) -> str:
       method signatures; imports stay.  Any other statement is an error (use the markers).
     """
     lines = source.split("\n")
-    if any(line.strip() == BEGIN for line in lines):
+    if any(line.strip() in (BEGIN, END) for line in lines):
         out, inside = [], False
         for n, line in enumerate(lines, 1):
             if line.strip() == BEGIN:
@@ -297,7 +313,7 @@ def stub(source: str) -> str:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             out += _lines(source, node.lineno, node.end_lineno)
         elif isinstance(node, ast.Assign):
-            names = " = ".join(ast.unparse(t) for t in node.targets)
+            names = " = ".join(ast.get_source_segment(source, t) for t in node.targets)
             last = node.targets[-1]  # a, b = ...: as many values as names, so the stub unpacks
             values = ", ".join(["..."] * len(last.elts)) if isinstance(last, ast.Tuple) else "..."
             out.append(f"{names} = {values}  # TODO: your answer")
@@ -308,8 +324,8 @@ def stub(source: str) -> str:
         else:
             raise StubError(
                 f"line {node.lineno}: a solution cell without {BEGIN!r} markers may hold only "
-                f"assignments, functions, classes and imports, not a {type(node).__name__}; "
-                f"put the markers around the part students write")
+                f"assignments, functions, classes and imports, not {type(node).__name__}; "
+                "put the markers around the part students write")
     return "\n".join(out)
 
 

@@ -5,11 +5,14 @@
 # (`.T`, `.mT`) and pick elements out of them with a mask, then look at the bookkeeping that says
 # *what kind of numbers* a tensor holds: Lucid's dtypes.
 #
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
+# **You need:** the tour, [00 · Start here](00_start_here.ipynb), and NumPy arrays (shapes,
+# dtypes, indexing).
 
 # %%
 import numpy as np
+
 import lucid
+from lucid_viz.exercises import check, check_grad
 
 lucid.random.seed(0)
 
@@ -91,7 +94,8 @@ print(lucid.types.Numeric(float, 32) == lucid.Float32)
 # what Lucid calls when it creates a tensor on a device.
 
 # %% tags=["nbval-check-output"]
-print("lucid.Int16.cpu             ->", repr(lucid.Int16.cpu), "-", lucid.Int16.cpu.itemsize, "bytes each")
+print("lucid.Int16.cpu             ->", repr(lucid.Int16.cpu), "-",
+      lucid.Int16.cpu.itemsize, "bytes each")
 print("lucid.Float32.parse('cpu')  ->", repr(lucid.Float32.parse("cpu")))
 
 # %%
@@ -130,11 +134,16 @@ print(lucid.Float.resolve_bits(np.dtype("float16")))
 # %% tags=["nbval-check-output"]
 print("Int.cpu =", lucid.Int.cpu, "  Complex.cpu =", lucid.Complex.cpu)
 i64 = np.array([1, 2, 3])  # NumPy's default int: int64
-print("int64 data,   dtype=lucid.Int     ->", lucid.tensor(i64, dtype=lucid.Int).dtype, "  (width from the data)")
-print("int64 data,   dtype=lucid.Int16   ->", lucid.tensor(i64, dtype=lucid.Int16).dtype, "  (width fixed)")
-print("float data,   dtype=lucid.Int     ->", lucid.tensor([1.7, -2.7], dtype=lucid.Int).tolist(), " (cut toward 0)")
-print("float32 data, dtype=lucid.Complex ->", lucid.tensor(np.ones(2, np.float32), dtype=lucid.Complex).dtype)
-print("float64 data, dtype=lucid.Complex ->", lucid.tensor([1.0, 2.0], dtype=lucid.Complex).dtype)
+cases = [
+    ("int64 data,   dtype=lucid.Int     ->", i64, lucid.Int, "(width from the data)"),
+    ("int64 data,   dtype=lucid.Int16   ->", i64, lucid.Int16, "(width fixed)"),
+    ("float32 data, dtype=lucid.Complex ->", np.ones(2, np.float32), lucid.Complex, ""),
+    ("float64 data, dtype=lucid.Complex ->", [1.0, 2.0], lucid.Complex, ""),
+]
+for text, data, dtype, note in cases:
+    print(text, lucid.tensor(data, dtype=dtype).dtype, " ", note)
+print("float data,   dtype=lucid.Int     ->", lucid.tensor([1.7, -2.7], dtype=lucid.Int).tolist(),
+      " (cut toward 0)")
 
 # %% [markdown]
 # ## 6. From a backend dtype back to a `Numeric`
@@ -202,19 +211,61 @@ f16 = lucid.Tensor([1.0, 2.0], dtype=lucid.Float16)
 print("Float16 + Float32 ->", (f16 + f32).dtype)
 
 # %% [markdown]
-# ## Exercise
+# ## Exercises
 #
-# 1. What dtype does `lucid.Tensor(np.arange(3, dtype=np.int16), dtype=lucid.Float)` get?
-# 2. Is a `Float32` tensor times the Python float `0.1` still `Float32`?
+# ### Exercise 1.1 · A bit-free dtype meets 16-bit data
 #
-# Guess first, then run the answer cell.
+# What dtype does `lucid.Tensor(np.arange(3, dtype=np.int16), dtype=lucid.Float)` get? Answer
+# with a Lucid dtype, such as `lucid.Float64`.
 
-# %% tags=["nbval-check-output"]
-# Answer
-q1 = lucid.Tensor(np.arange(3, dtype=np.int16), dtype=lucid.Float)
-q2 = lucid.Tensor([1.0], dtype=lucid.Float32) * 0.1
-print("1.", q1.dtype, "- a bit-free Float takes the data's 16-bit width")
-print("2.", q2.dtype, "- the Python scalar is weak and adapts to the tensor")
+# %% tags=["solution"]
+dtype_1 = lucid.Float16
+
+# %% tags=["check"]
+check("Exercise 1.1", dtype_1, lucid.Tensor(np.arange(3, dtype=np.int16), dtype=lucid.Float).dtype,
+      hint="a bit-free type takes its width from the data (section 5).")
 
 # %% [markdown]
-# **Next:** [02_autograd_and_the_dag.ipynb](02_autograd_and_the_dag.ipynb).
+# ### Exercise 1.2 · A tensor times a Python float
+#
+# `lucid.Tensor([1.0], dtype=lucid.Float32) * 0.1`: which dtype has the result?
+
+# %% tags=["solution"]
+dtype_2 = lucid.Float32
+
+# %% tags=["check"]
+check("Exercise 1.2", dtype_2, (lucid.Tensor([1.0], dtype=lucid.Float32) * 0.1).dtype,
+      hint="is 0.1 a tensor, or a weak Python scalar (section 8)?")
+
+# %% [markdown]
+# ### Exercise 1.3 · Two transposes of a batch
+#
+# `batch` holds 4 matrices of shape `(2, 3)`: its shape is `(4, 2, 3)`. Predict the shapes of
+# `batch.T` and `batch.mT`, as tuples.
+
+# %% tags=["solution"]
+shape_T = (3, 2, 4)
+shape_mT = (4, 3, 2)
+
+# %% tags=["check"]
+batch4 = lucid.zeros(4, 2, 3)
+check("Exercise 1.3 (.T)", shape_T, batch4.T.shape, hint=".T reverses the order of all axes.")
+check("Exercise 1.3 (.mT)", shape_mT, batch4.mT.shape,
+      hint=".mT swaps the last two axes only; the batch axis stays first.")
+
+# %% [markdown]
+# ### Exercise 1.4 · Predict the gradient through a mask
+#
+# With `x = [-1.5, 2.0, -0.5, 3.0]` and `L = (x[x > 0] ** 3).sum()`, what is `dL/dx`? Give all
+# four entries as a list.
+
+# %% tags=["solution"]
+grad_x = [0.0, 12.0, 0.0, 27.0]
+
+# %% tags=["check"]
+check_grad("Exercise 1.4", grad_x, lambda t: (t[t > 0] ** 3).sum(), [-1.5, 2.0, -0.5, 3.0],
+           hint="an entry the mask drops gets gradient 0; a picked one gets d(x³)/dx = 3x².")
+
+# %% [markdown]
+# **Next:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb): the graph every
+# operation records, and how `backward()` walks it.

@@ -5,12 +5,15 @@
 # from which inputs. Those records form a **directed acyclic graph** (DAG). `backward()` walks it
 # in reverse and applies the chain rule.
 #
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
+# **You need:** [01 · Tensors and dtypes](01_tensors_and_dtypes.ipynb), and the chain rule of
+# calculus: $(f \circ g)'(x) = f'(g(x))\,g'(x)$.
 
 # %%
 import math
+
 import lucid
 import lucid_viz
+from lucid_viz.exercises import check, check_function
 
 lucid.random.seed(0)
 
@@ -66,10 +69,10 @@ print("2 + 2e        :", round(2 + 2 * math.e, 6))
 #
 # ## 3. A neuron with every value and gradient on the picture
 #
-# One neuron, $o = 	anh(x_1 w_1 + x_2 w_2 + b)$, with names on its tensors. After
+# One neuron, $o = \tanh(x_1 w_1 + x_2 w_2 + b)$, with names on its tensors. After
 # `backward(keep_grad=True)` every node keeps its gradient (not only the leaves), and
 # `draw(..., show=("data", "grad"))` writes each value and each gradient on its node: read the
-# chain rule off the picture. (The tanh's input is $n = 0.8814$, and $1 - 	anh^2 n = 0.5$: every
+# chain rule off the picture. (The tanh's input is $n = 0.8814$, and $1 - \tanh^2 n = 0.5$: every
 # node feeding it receives 0.5, and each weight receives 0.5 times its input.)
 
 # %%
@@ -225,20 +228,84 @@ print("dloss/dw =", w.grad.round(6).tolist(), "  expected v + 2w =", [2.5, 3.0, 
 print("forward work:", loss.cost)
 
 # %% [markdown]
-# ## Exercise
+# ## Exercises
 #
-# Let $b = x^2$ and $z = b \cdot b + b$. Predict $dz/dx$ at $x = 1.5$ using the chain rule
-# (hint: $dz/db = 2b + 1$), then check with Lucid. How many paths reach `b`?
+# ### Exercise 2.1 · Three paths
+#
+# Let $b = x^2$ and $z = b \cdot b + b$. Predict $dz/dx$ at $x = 1.5$ with the chain rule. (How
+# many paths lead from `z` back to `b`?)
 
-# %% tags=["nbval-check-output"]
-# Answer: b is used three times (twice in b*b, once in +b): dz/db = 2b + 1, db/dx = 2x.
-x = lucid.Tensor(1.5, requires_grad=True)
-b = x ** 2
-z = b * b + b
-z.backward()
-by_hand = (2 * 1.5**2 + 1) * (2 * 1.5)
-print("autograd:", round(float(x.grad), 6), " by hand:", round(by_hand, 6))
+# %% tags=["solution"]
+dz_dx = 16.5
+
+# %% tags=["check"]
+x_check = lucid.Tensor(1.5, requires_grad=True)
+b_check = x_check ** 2
+(b_check * b_check + b_check).backward()
+check("Exercise 2.1", dz_dx, x_check.grad,
+      hint="b is used three times, so dz/db = 2b + 1 (all paths added); then db/dx = 2x.")
 
 # %% [markdown]
-# **Next:** [03_backward_step_by_step.ipynb](03_backward_step_by_step.ipynb) replays `backward()`
-# one node at a time.
+# ### Exercise 2.2 · Two calls to `backward`
+#
+# `x = lucid.Tensor(2.0, requires_grad=True)`, `y = x ** 3`, then `y.backward(retain_graph=True)`
+# and `y.backward()` once more, with no `zero_grad` in between. What is `x.grad` now?
+
+# %% tags=["solution"]
+grad_after_two_calls = 24.0
+
+# %% tags=["check"]
+x_check = lucid.Tensor(2.0, requires_grad=True)
+y_check = x_check ** 3
+y_check.backward(retain_graph=True)
+y_check.backward()
+check("Exercise 2.2", grad_after_two_calls, x_check.grad,
+      hint="one call gives dy/dx = 3x²; a leaf's gradient accumulates (section 4).")
+
+# %% [markdown]
+# ### Exercise 2.3 · A detached factor
+#
+# `y = x * x.detach() + x` at $x = 3$. What is $dy/dx$ according to autograd?
+
+# %% tags=["solution"]
+dy_dx_detached = 4.0
+
+# %% tags=["check"]
+x_check = lucid.Tensor(3.0, requires_grad=True)
+(x_check * x_check.detach() + x_check).backward()
+check("Exercise 2.3", dy_dx_detached, x_check.grad,
+      hint="for autograd x.detach() is a constant (section 7): differentiate x·c + x.")
+
+
+# %% [markdown]
+# ### Exercise 2.4 · Backward through a neuron, by hand
+#
+# Write `neuron_grads(x1, w1, x2, w2, b)` that returns the three numbers
+# $(\partial o/\partial w_1,\ \partial o/\partial w_2,\ \partial o/\partial b)$ for the neuron
+# of section 3, $o = \tanh(x_1 w_1 + x_2 w_2 + b)$, using plain Python (`math.tanh`), no
+# Lucid. The check compares it with what Lucid's `backward()` computes, on a few inputs.
+
+# %% tags=["solution"]
+def neuron_grads(x1, w1, x2, w2, b):
+    """(do/dw1, do/dw2, do/db) for o = tanh(x1*w1 + x2*w2 + b)."""
+    n = x1 * w1 + x2 * w2 + b
+    do_dn = 1 - math.tanh(n) ** 2
+    return do_dn * x1, do_dn * x2, do_dn
+
+
+# %% tags=["check"]
+def neuron_grads_by_autograd(x1, w1, x2, w2, b):
+    weights = [lucid.Tensor(v, requires_grad=True) for v in (w1, w2, b)]
+    lucid.tanh(x1 * weights[0] + x2 * weights[1] + weights[2]).backward()
+    return [float(t.grad) for t in weights]
+
+
+check_function("Exercise 2.4", neuron_grads, neuron_grads_by_autograd,
+               [(2.0, -3.0, 0.0, 1.0, 6.8813735870195432), (0.5, 0.2, -1.0, 0.4, 0.1),
+                (1.5, -0.7, 2.0, 0.3, -0.2)],
+               hint="first the local derivative of tanh at n, 1 - tanh(n)²; each weight then "
+                    "gets that times what it was multiplied by (the chain rule).")
+
+# %% [markdown]
+# **Next:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) replays `backward()`
+# one node at a time, and checks gradients with finite differences.

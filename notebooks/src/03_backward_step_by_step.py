@@ -6,7 +6,8 @@
 # rule each op applies. Then we check gradients *by hand* with finite differences, and finally
 # see how Lucid draws graphs too big to read node by node.
 #
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
+# **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb): the graph, the
+# chain rule, `backward()`.
 
 # %%
 import re
@@ -14,8 +15,11 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
 import lucid
 import lucid_viz
+from lucid.autograd.functional import vjp
+from lucid_viz.exercises import check_function, check_grad
 
 lucid.random.seed(0)
 
@@ -92,7 +96,8 @@ print("loads any other file     :", bool(re.search(r"<script[^>]*\bsrc=|<link\b|
 # ## 3. Now the real backward
 #
 # The stepper promised what will arrive at `w` and `b`. Let's run `backward()` and compare:
-# $\partial L/\partial w_i = (1 - \tanh^2(z_i))\,x_i$ and $\partial L/\partial b = \sum_i (1 - \tanh^2(z_i))$.
+# $\partial L/\partial w_i = (1 - \tanh^2(z_i))\,x_i$ and
+# $\partial L/\partial b = \sum_i (1 - \tanh^2(z_i))$.
 
 # %% tags=["nbval-check-output"]
 loss.backward()
@@ -107,7 +112,8 @@ print("by hand   dL/dw =", ((1 - np.tanh(z) ** 2) * x.numpy()).round(6).tolist()
 #
 # How do we know the backward *rules* are right? Nudge one input a little and watch the output:
 #
-# $$\frac{\partial L}{\partial w_i} \approx \frac{L(w + \varepsilon e_i) - L(w - \varepsilon e_i)}{2\varepsilon}.$$
+# $$\frac{\partial L}{\partial w_i} \approx
+#   \frac{L(w + \varepsilon e_i) - L(w - \varepsilon e_i)}{2\varepsilon}.$$
 #
 # This *central difference* is accurate to $O(\varepsilon^2)$. We use float64 and no graph
 # (`lucid.no_grad()`), because we only need the values.
@@ -183,20 +189,77 @@ net = nn.Sequential(*[nn.Sequential(nn.Linear(4, 4), nn.Tanh()) for _ in range(8
 lucid_viz.draw(net, lucid.randn(2, 4), max_nodes=12)
 
 # %% [markdown]
-# ## Exercise
+# ## Exercises
 #
-# A student writes the derivative of $\tanh$ as $1 - \tanh(z)$ (forgetting the square).
-# Use finite differences to show the student's formula is wrong at $z = 0.7$.
+# ### Exercise 3.1 · Predict a broadcast gradient
+#
+# A scalar `b` is broadcast against `x = [1.0, 2.0, 3.0, 4.0]` in `L = (x * b).sum()`. What is
+# $dL/db$ at $b = 0.5$?
 
-# %% tags=["nbval-check-output"]
-# Answer
-z0, eps = 0.7, 1e-6
-with lucid.no_grad():
-    numeric = (lucid.tanh(lucid.Tensor(z0 + eps)).item()
-               - lucid.tanh(lucid.Tensor(z0 - eps)).item()) / (2 * eps)
-print("finite difference :", round(numeric, 6))
-print("1 - tanh(z)^2     :", round(1 - np.tanh(z0) ** 2, 6), "  <- agrees")
-print("1 - tanh(z)       :", round(1 - np.tanh(z0), 6), "  <- the student's, wrong")
+# %% tags=["solution"]
+dL_db = 10.0
+
+# %% tags=["check"]
+check_grad("Exercise 3.1", dL_db, lambda b: (lucid.Tensor([1.0, 2.0, 3.0, 4.0]) * b).sum(), 0.5,
+           hint="b was copied into four positions; each copy gets its own gradient, and the "
+                "copies of one b add up (section 2, the Add step).")
+
 
 # %% [markdown]
-# **Next:** [04_devices_cpu_gpu.ipynb](04_devices_cpu_gpu.ipynb).
+# ### Exercise 3.2 · Implement a central difference
+#
+# Write `central_difference(f, z, eps=1e-6)`: the derivative of the function `f` at the number
+# `z`, estimated as in section 4. The check compares it with the derivative `backward()`
+# computes, for a few functions. (Then try it on a student's claim: is $1 - \tanh(z)$ the
+# derivative of $\tanh$ at $z = 0.7$?)
+
+# %% tags=["solution"]
+def central_difference(f, z, eps=1e-6):
+    """(f(z + eps) - f(z - eps)) / (2 eps): the slope of f at z."""
+    return (f(z + eps) - f(z - eps)) / (2 * eps)
+
+
+# %% tags=["check"]
+def derivative_by_autograd(f, z):
+    t = lucid.Tensor(z, requires_grad=True)
+    f(t).backward()
+    return t.grad
+
+
+def cubic(v):
+    return v ** 3 - 2 * v
+
+
+check_function("Exercise 3.2", central_difference, derivative_by_autograd,
+               [(cubic, 1.5), (lucid.tanh, 0.7), (lucid.exp, -1.0)],
+               hint="evaluate f a little to the right and a little to the left of z; divide "
+                    "the difference by the distance between the two points, 2·eps.")
+
+
+# %% [markdown]
+# ### Exercise 3.3 · Implement tanh's backward rule
+#
+# In the stepper, each op turns the gradient `g` arriving at its output into the gradient for its
+# input. Write that rule for $y = \tanh(z)$, for NumPy arrays `z` and `g` of one shape. The check
+# compares it with what Lucid's `backward()` passes on.
+
+# %% tags=["solution"]
+def tanh_backward(z, g):
+    """The gradient for z, given the gradient g arriving at y = tanh(z)."""
+    return g * (1 - np.tanh(z) ** 2)
+
+
+# %% tags=["check"]
+def tanh_backward_by_autograd(z, g):
+    return vjp(lucid.tanh, lucid.Tensor(z), lucid.Tensor(g))[1]
+
+
+check_function("Exercise 3.3", tanh_backward, tanh_backward_by_autograd,
+               [(np.array([0.7]), np.array([1.0])),
+                (np.array([-2.0, 0.0, 0.3]), np.array([0.5, -1.0, 2.0]))],
+               hint="the chain rule: g times the derivative of tanh at z. Section 3 uses it; "
+                    "your central_difference can confirm it.")
+
+# %% [markdown]
+# **Next:** [04 · Devices](04_devices_cpu_gpu.ipynb): the same graph on NumPy ("cpu") and on
+# MLX ("gpu").

@@ -18,6 +18,9 @@
 # 5. see MLX's **laziness** and what `.eval()` and `lucid.evaluate` do;
 # 6. draw a graph whose nodes are coloured by device;
 # 7. move a whole model to the gpu and train it there.
+#
+# **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (the graph and
+# `backward()`); `nn.Linear` and an optimizer appear as in the tour, [00](00_start_here.ipynb).
 
 # %%
 import warnings
@@ -26,9 +29,10 @@ import numpy as np
 
 import lucid
 import lucid_viz
+from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (notebook 04 is about it), so keep the warning out of the outputs.
+# We know that already (this chapter is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 lucid.random.seed(0)
@@ -87,7 +91,7 @@ print("xg2.gpu() is xg2:     ", xg2.gpu() is xg2)
 
 # %% [markdown]
 # Or make a tensor on the device directly: creation functions and everything in `lucid.random`
-# take `dtype=` and `device=`. Seed 001's example, a random permutation of 0..9 as 16-bit ints on
+# take `dtype=` and `device=`. For example, a random permutation of 0..9 as 16-bit ints on
 # the gpu - the logical dtype `Int16` becomes MLX's `int16` there:
 
 # %% tags=["nbval-check-output"]
@@ -139,13 +143,15 @@ except RuntimeError as err:
 # %% tags=["nbval-check-output"]
 # The fix the message suggests: put both operands on one device.
 print((w.to("gpu") @ v).shape, "on", (w.to("gpu") @ v).device)
+# Or mark one operand free, so that it follows the other (section 3):
+print((w.free() @ v).shape, "on", (w.free() @ v).device)
 
 # %% [markdown]
 # ## 5. Indexing a gpu tensor
 #
 # MLX's indexing differs from NumPy's: it has no boolean-mask indexing (an MLX array indexed by
 # a bool mask raises "boolean indices are not yet supported"), and it refuses NumPy arrays and
-# Python bools as indices. The seed's `parse_mlx_indexing` (in `lucid/backends/mlx_backend.py`)
+# Python bools as indices. Lucid's `parse_mlx_indexing` (in `lucid/backends/mlx_backend.py`)
 # translates a NumPy-style index into one MLX accepts. Its table:
 
 # %% tags=["nbval-check-output"]
@@ -177,7 +183,7 @@ except TypeError as err:
 # masks select the true positions, int lists pick elements, a NumPy array cannot index a gpu tensor
 # (use a list, or a lucid Tensor on "gpu"), and an index tensor must sit on the indexed tensor's
 # device. One difference: tensor indexing refuses a bare Python `True` (NumPy would read
-# `t[True]` as a new axis, the seed's table as `t[1]`; Lucid makes you say which).
+# `t[True]` as a new axis, the table above as `t[1]`; Lucid makes you say which).
 
 # %% tags=["nbval-check-output"]
 vg = lucid.Tensor(np.arange(5, dtype=np.float32)).gpu()
@@ -197,8 +203,8 @@ for bad in (np.array([4, 0]), vg.cpu() > 2):
 # NumPy computes each result as soon as you ask. MLX does not: an MLX operation only *records*
 # what to compute, and the work happens when a value is needed (printing, `.item()`, `.numpy()`)
 # or when you call `mx.eval`. Lucid's `Tensor.eval()` does that for a tensor (and cuts MLX's own
-# graph behind it), so call it before `backward()` and once per training step - the seeds' habit
-# `loss.eval()`.
+# graph behind it), so call it before `backward()` and once per training step: make
+# `loss.eval()` a habit.
 #
 # The timings below are *not* checked (they vary from run to run); look at their sizes: building
 # the 20 "gpu" ops costs almost nothing, the work all happens in `.eval()`.
@@ -232,7 +238,8 @@ print(h.eval() is h, x.eval() is x)
 # reaches back through every earlier step, which MLX would have to keep in memory until something
 # forced it. Write the update yourself, and that call is yours to make:
 #
-# Gradient descent by hand on the gpu, fitting `theta` so that `X @ theta` matches `X @ [1, -2, 0.5]`:
+# Gradient descent by hand on the gpu, fitting `theta` so that `X @ theta` matches
+# `X @ [1, -2, 0.5]`:
 
 # %% tags=["nbval-check-output"]
 X = lucid.random.randn(64, 3, dtype=lucid.Float32, device="gpu")
@@ -290,7 +297,7 @@ print("p.grad is a", kind, "of shape", p.grad.shape)
 # the model. Lucid moves them **in place** - the `Parameter` objects stay the same, only their data
 # becomes MLX arrays.
 #
-# Seed 000's "to chain" is the habit to keep: **move the model, then build the optimizer**. An
+# A habit to keep: **move the model, then build the optimizer**. An
 # optimizer holds the parameter objects it was given; where a move makes new objects (PyTorch's
 # documentation warns about this), an optimizer built before the move would update stale copies.
 # Lucid moves in place, so here either order would work - but the habit carries over. Then put the
@@ -349,21 +356,62 @@ print(f"          'gpu' (MLX on CPU): {1e3 * t_gpu:6.2f} ms")
 #
 # ## Exercises
 #
-# **1.** Without running it, predict the device of each result, or whether it raises:
-# `lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")`, and
-# `lucid.random.randn(1) + lucid.random.randn(1, device="gpu")`.
+# ### Exercise 4.1 · Where does it run?
 #
-# **2.** Fix the mixed-device cell above in *two* ways: move `v` to the CPU, or mark `w` free.
-#
-# ### Answers
+# Without running it: on which device is the result of
+# `lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")`? Answer `"cpu"` or `"gpu"`.
 
-# %% tags=["nbval-check-output"]
-# 1. A list-made tensor is free: it follows the gpu operand. Two non-free tensors: RuntimeError.
-print((lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")).device)
+# %% tags=["solution"]
+device_1 = "gpu"
+
+# %% tags=["check"]
+check("Exercise 4.1", device_1, (lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")).device,
+      hint="a tensor made from a Python list is free (section 3).")
+
+# %% [markdown]
+# ### Exercise 4.2 · Does it raise?
+#
+# And `lucid.random.randn(1) + lucid.random.randn(1, device="gpu")`: does it raise an error?
+# Answer `True` or `False`.
+
+# %% tags=["solution"]
+raises = True
+
+# %% tags=["check"]
 try:
     lucid.random.randn(1) + lucid.random.randn(1, device="gpu")
-except RuntimeError as err:
-    print("RuntimeError:", err)
+    it_raised = False
+except RuntimeError:
+    it_raised = True
+check("Exercise 4.2", raises, it_raised,
+      hint="is a tensor made by lucid.random free, or does it mean a device (section 4)?")
 
-# 2. Either move v to the cpu, or let w follow the op (free).
-print((w @ v.to("cpu")).device, (w.free() @ v).device)
+
+# %% [markdown]
+# ### Exercise 4.3 · Fix the mixed-device error
+#
+# Write `matmul_on_cpu(a, b)`: the product `a @ b` as a tensor on the **cpu**, whichever devices
+# `a` and `b` are on. (Section 4's `w @ v` raised; this function must not.)
+
+# %% tags=["solution"]
+def matmul_on_cpu(a, b):
+    """a @ b, computed and returned on the cpu."""
+    return a.to("cpu") @ b.to("cpu")
+
+
+# %% tags=["check"]
+def product_by_numpy(a, b):
+    return a.numpy() @ b.numpy()
+
+
+a_cpu = lucid.Tensor(np.arange(6.0).reshape(2, 3))
+b_gpu = lucid.Tensor(np.ones((3, 2))).to("gpu")
+check_function("Exercise 4.3", matmul_on_cpu, product_by_numpy,
+               [(a_cpu, b_gpu), (a_cpu.to("gpu"), b_gpu), (a_cpu, b_gpu.to("cpu"))],
+               hint="move each operand with .to(...) before the product; moving a tensor that "
+                    "is already there costs nothing.")
+check("Exercise 4.3 (device)", matmul_on_cpu(a_cpu.to("gpu"), b_gpu).device, "cpu",
+      hint="the result must live on the cpu.")
+
+# %% [markdown]
+# **Next:** [05 · FLOPs](05_flops.ipynb): how much work a graph costs, counted op by op.

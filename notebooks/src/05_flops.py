@@ -13,6 +13,9 @@
 # prints `96 MACs + 36 FLOPs`, and `in_flops` converts everything to FLOPs. In this chapter:
 # `lucid.count_flops()`, per-node counts in a drawn graph, `summarize`, the `%lucid_flops` /
 # `%%lucid_flops` magics and their report, and why FLOPs are not wall time.
+#
+# **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (the graph) and
+# matrix multiplication; `nn.Linear` as met in the tour, [00](00_start_here.ipynb).
 
 # %%
 import warnings
@@ -20,9 +23,10 @@ import warnings
 import lucid
 import lucid.nn as nn
 import lucid_viz
+from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (notebook 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 lucid.random.seed(0)
@@ -204,18 +208,69 @@ for name, fn in [("one 256x256 matmul", run_big), ("300 tiny elementwise ops", r
 # is dominated by the *number of ops*, not by FLOPs; for big ones, FLOPs (and memory traffic)
 # dominate.
 #
-# ## Exercise
+# ## Exercises
 #
-# A `Linear(100, 50)` layer runs on a batch of 16 inputs. How many MACs and FLOPs does its forward
-# pass cost? And everything in FLOPs? Work it out, then check it with `count_flops`.
+# ### Exercise 5.1 · The cost of a Linear layer
 #
-# ### Answer
-#
-# The matmul `(16, 100) @ (100, 50)` costs `16·50·100 = 80,000` MACs, the bias add `16·50 = 800`
-# FLOPs: **80,000 MACs + 800 FLOPs**, or **160,800 FLOPs** in all (a MAC is 2 FLOPs).
+# A `Linear(100, 50)` layer (with its bias) runs on a batch of 16 inputs. How many MACs and how
+# many FLOPs does its forward pass cost? And how many FLOPs is that in all, counting a MAC as 2?
 
-# %% tags=["nbval-check-output"]
-layer = nn.Linear(100, 50)
+# %% tags=["solution"]
+linear_macs = 80_000
+linear_flops = 800
+linear_in_flops = 160_800
+
+# %% tags=["check"]
 with lucid.count_flops():
-    out = layer(lucid.zeros(16, 100, dtype=lucid.Float32))
-print(out.cost, "=", out.cost.in_flops, "FLOPs")
+    out_check = nn.Linear(100, 50)(lucid.zeros(16, 100, dtype=lucid.Float32))
+hint = ("the matmul is (16, 100) @ (100, 50); the bias is added once per output number; and a "
+        "MAC is 2 FLOPs.")
+check("Exercise 5.1 (MACs)", linear_macs, out_check.cost.macs, hint=hint)
+check("Exercise 5.1 (FLOPs)", linear_flops, out_check.cost.flops, hint=hint)
+check("Exercise 5.1 (all in FLOPs)", linear_in_flops, out_check.cost.in_flops, hint=hint)
+
+# %% [markdown]
+# ### Exercise 5.2 · The cost of a small graph
+#
+# `A` has shape `(8, 16)`, `W` has shape `(16, 4)` and `b` has shape `(4,)`. Predict the cost of
+# `lucid.tanh(A @ W + b).sum()`: how many MACs, and how many FLOPs?
+
+# %% tags=["solution"]
+graph_macs = 512
+graph_flops = 96
+
+# %% tags=["check"]
+with lucid.count_flops():
+    s_check = lucid.tanh(lucid.zeros(8, 16) @ lucid.zeros(16, 4) + lucid.zeros(4)).sum()
+hint = ("section 1 works the same example with other shapes: the matmul counts MACs; the add, "
+        "the tanh and the sum each count one FLOP per number of the (8, 4) result.")
+check("Exercise 5.2 (MACs)", graph_macs, s_check.cost.macs, hint=hint)
+check("Exercise 5.2 (FLOPs)", graph_flops, s_check.cost.flops, hint=hint)
+
+
+# %% [markdown]
+# ### Exercise 5.3 · A cost formula
+#
+# Write `linear_cost(n, d_in, d_out)`: the forward cost of `nn.Linear(d_in, d_out)` (with its bias)
+# on a batch of `n` inputs, as a pair `(MACs, FLOPs)`. The check measures real layers with
+# `count_flops` and compares.
+
+# %% tags=["solution"]
+def linear_cost(n, d_in, d_out):
+    """(MACs, FLOPs) of a Linear(d_in, d_out) layer with bias on a batch of n."""
+    return n * d_in * d_out, n * d_out
+
+
+# %% tags=["check"]
+def measured_cost(n, d_in, d_out):
+    with lucid.count_flops():
+        y = nn.Linear(d_in, d_out)(lucid.zeros(n, d_in, dtype=lucid.Float32))
+    return y.cost.macs, y.cost.flops
+
+
+check_function("Exercise 5.3", linear_cost, measured_cost, [(16, 100, 50), (1, 64, 10), (7, 3, 5)],
+               hint="Exercise 5.1 with letters: the matmul is (n, d_in) @ (d_in, d_out).")
+
+# %% [markdown]
+# **Next:** [06 · Parameters, buffers and `state_dict`](06_parameters_buffers_state_dict.ipynb):
+# how a model finds, saves and loads its parts.

@@ -12,6 +12,10 @@
 # explicit `register_parameter` / `add_module`), walk the tree, look at BatchNorm's buffers, save
 # and load a `state_dict` (and leave names out of it), read the errors a strict load gives, and
 # watch a forward pass through hooks.
+#
+# **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (`requires_grad`,
+# `backward`), Python classes (`__init__`, `super()`), and [04](04_devices_cpu_gpu.ipynb) for
+# `.to()`.
 
 # %%
 import warnings
@@ -21,9 +25,10 @@ import numpy as np
 import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
+from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (notebook 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 lucid.random.seed(0)
@@ -357,28 +362,94 @@ print("sample 0, unit 1 off:  ", ablated[0])
 print("mean |change| over the batch:", round(float(np.abs(ablated - base).mean()), 4))
 print("after remove(), as before:", np.array_equal(restored, base))
 
-
 # %% [markdown]
 # ## Exercises
 #
-# **1.** A module stores a tensor as `self.mask = lucid.ones(3)` (a plain `Tensor`, neither a
-# `Parameter` nor a `Buffer`). Is it in `state_dict()`? How would you make it saved but not
-# trained?
+# ### Exercise 6.1 · A plain tensor attribute
 #
-# **2.** Which keys does `nn.BatchNorm1d(3).state_dict()` have, and which of them would an
-# optimizer update?
-#
-# ### Answers
+# A module stores a tensor as `self.mask = lucid.ones(3)`: a plain `Tensor`, neither a
+# `Parameter` nor a `Buffer`. Is `"mask"` in the module's `state_dict()`? Answer `True` or
+# `False`. (And how would you make it saved but not trained?)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["solution"]
+mask_is_saved = False
+
+
+# %% tags=["check"]
 class Masked(nn.Module):
     def __init__(self):
         super().__init__()
-        self.mask = lucid.ones(3)                               # plain tensor: not registered
-        self.register_buffer("saved_mask", lucid.ones(3))      # a buffer: saved, not trained
+        self.mask = lucid.ones(3)
 
-print("1.", list(Masked().state_dict()))
 
-bn = nn.BatchNorm1d(3)
-print("2.", list(bn.state_dict()))
-print("   trained by an optimizer:", [name for name, _ in bn.named_parameters()])
+check("Exercise 6.1", mask_is_saved, "mask" in Masked().state_dict(),
+      hint="__setattr__ registers Parameters, Buffers and Modules (section 1); what about "
+           "anything else? To save it without training it, make it a buffer.")
+
+# %% [markdown]
+# ### Exercise 6.2 · BatchNorm's state
+#
+# How many entries does `nn.BatchNorm1d(3).state_dict()` have, and how many of them would an
+# optimizer update?
+
+# %% tags=["solution"]
+n_entries = 5
+n_trained = 2
+
+# %% tags=["check"]
+bn_check = nn.BatchNorm1d(3)
+check("Exercise 6.2 (entries)", n_entries, len(bn_check.state_dict()),
+      hint="count the parameters and the buffers: section 2 prints BatchNorm's buffers, and "
+           "its counter of batches is one too.")
+check("Exercise 6.2 (trained)", n_trained, len(list(bn_check.parameters())),
+      hint="an optimizer updates parameters only: the scale and the shift.")
+
+
+# %% [markdown]
+# ### Exercise 6.3 · Write a module
+#
+# Write `Scale(n)`: a module with a trainable parameter `weight` (`n` ones, `Float32`) and a buffer
+# `calls` (one number, starting at 0) that counts how often `forward` ran. `forward(x)` adds 1 to
+# `calls` and returns `x * weight`. The check builds one, calls it twice and looks at its
+# parameters, buffers, `state_dict` keys, output and counter.
+
+# %% tags=["solution"]
+class Scale(nn.Module):
+    """y = x * weight, counting the calls in a buffer."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(lucid.ones(n, dtype=lucid.Float32))
+        self.register_buffer("calls", nn.Buffer(lucid.zeros(1)))
+
+    def forward(self, x):
+        self.calls += 1
+        return x * self.weight
+
+
+# %% tags=["check"]
+def anatomy(n):
+    module = Scale(n)
+    x = lucid.full((2, n), 3.0, dtype=lucid.Float32)
+    module(x)
+    out = module(x)
+    return {"parameters": [name for name, _ in module.named_parameters()],
+            "buffers": [name for name, _ in module.named_buffers()],
+            "state_dict keys": sorted(module.state_dict()),
+            "output": out, "calls": float(module.calls.item()),
+            "weight is trained": module.weight.requires_grad}
+
+
+def specification(n):
+    return {"parameters": ["weight"], "buffers": ["calls"],
+            "state_dict keys": ["calls", "weight"], "output": np.full((2, n), 3.0),
+            "calls": 2.0, "weight is trained": True}
+
+
+check_function("Exercise 6.3", anatomy, specification, [3, 1],
+               hint="a Parameter assigned as an attribute registers itself (section 1); a "
+                    "number that is saved but never trained is a buffer.")
+
+# %% [markdown]
+# **Next:** [07 · Training an MLP](07_training_an_mlp.ipynb): everything so far, put together to
+# train a classifier on real handwritten digits.

@@ -14,10 +14,12 @@
 # 5. watch the loss curves and the **gradient norm of every layer**;
 # 6. measure test accuracy, look at the mistakes, and save / reload the trained weights.
 #
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
+# **You need:** [06 · Parameters, buffers and `state_dict`](06_parameters_buffers_state_dict.ipynb)
+# (modules, saving), and [02](02_autograd_and_the_dag.ipynb) for `backward()` and `zero_grad`.
 
 # %%
 import numpy as np
+from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere
 
 import lucid
 import lucid.nn.functional as F
@@ -26,7 +28,7 @@ from lucid.data import DataLoader, TensorDataset, random_split
 from lucid.models import MLP
 from lucid.optim import SGD, Adam
 from lucid.optim.lr_scheduler import CosineAnnealingLR
-from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere
+from lucid_viz.exercises import check, check_function
 
 lucid.random.seed(0)      # parameter inits, DataLoader shuffling, random_split
 np.random.seed(0)         # NumPy's global generator, for anything that reaches for it
@@ -145,7 +147,7 @@ EPOCHS = 10
 demo = SGD(MLP(64, [64, 64], 10).parameters(), lr=0.05, momentum=0.9)
 demo_sched = CosineAnnealingLR(demo, T_max=EPOCHS)
 rates = []
-for epoch in range(EPOCHS):
+for _ in range(EPOCHS):
     rates.append(round(demo.param_groups[0]["lr"], 4))
     demo_sched.step()
 print("learning rate per epoch:", rates)
@@ -245,7 +247,7 @@ lucid_viz.plot_grad_norms(norm_history, title="MLP on digits: gradient norm per 
 # * **A healthy network.** The three lines stay close together all the way. In a
 #   *deep* network without care, the lines fan out: the norms of the first layers collapse towards
 #   0 (**vanishing** gradients - those layers stop learning) or blow up (**exploding** gradients -
-#   training diverges). Notebook 08 shows the fan and the cure (residual connections); exercise 2
+#   training diverges). Chapter 08 shows the fan and the cure (residual connections); Exercise 7.3
 #   below shows what a too-large learning rate does to these lines.
 #
 # The first and the last recorded step, as numbers:
@@ -337,28 +339,19 @@ shutil.rmtree(folder)
 # %% [markdown]
 # A real project would save the standardisation statistics (`mean`, `std`) next to the weights:
 # the model only makes sense on inputs prepared the same way. (Registering them as buffers of a
-# small module, notebook 06, would put them in the `state_dict` itself.)
+# small module, chapter 06, would put them in the `state_dict` itself.)
 #
-# ## Exercises
-#
-# **1.** Swap SGD for **Adam** (`Adam(model.parameters(), lr=3e-3)`), keeping everything else.
-# Does the test accuracy stay above 95%? Which optimizer lowers the loss faster in the first
-# epoch?
-#
-# **2.** Multiply the SGD learning rate by 10 (`lr=0.5`, momentum 0.9). What happens to the
-# gradient norms, to the loss, and to the test accuracy? Plot the norms.
-#
-# ### Answers
+# ## 10. Variants of the training run
 #
 # To try variants quickly, we wrap *the same loop* in a function (nothing new inside it: the five
-# steps, the scheduler, the recorded norms).
+# steps, the scheduler, the recorded norms). The exercises below use it.
 
 # %%
 def fit(model, optimizer, epochs=EPOCHS):
     """The loop of section 4, returning the per-step losses and norms and the test accuracy."""
     scheduler = CosineAnnealingLR(optimizer, T_max=epochs)
     losses, norms = [], []
-    for epoch in range(epochs):
+    for _ in range(epochs):
         model.train()
         for xb, yb in train_loader:
             optimizer.zero_grad()
@@ -374,11 +367,44 @@ def fit(model, optimizer, epochs=EPOCHS):
     return losses, norms, (pred == y_test.numpy()).mean()
 
 
-# %%
-# 1. Adam: per-parameter step sizes from running averages of the gradient and its square.
+# %% [markdown]
+# ## Exercises
+#
+# ### Exercise 7.1 · The loss before training
+#
+# Section 3 expected an untrained 10-class model to start near `ln 10`. What cross-entropy do you
+# expect from a model that gives the **same** score to each of **4** classes, whatever the input?
+# Give the number (to 4 digits).
+
+# %% tags=["solution"]
+uniform_loss = 1.3863
+
+# %% tags=["check"]
+logits_4 = lucid.zeros(5, 4)                 # equal scores: every class gets p = 1/4
+labels_4 = lucid.Tensor(np.array([0, 3, 1, 2, 3]))
+check("Exercise 7.1", uniform_loss, F.cross_entropy(logits_4, labels_4), rtol=1e-4,
+      hint="equal scores make every probability 1/4, and the loss is -log p(correct class).")
+
+# %% [markdown]
+# ### Exercise 7.2 · Adam instead of SGD
+#
+# Adam (`Adam(model.parameters(), lr=3e-3)`) gives every parameter its own step size, from
+# running averages of its gradient and of the gradient's square. Trained with Adam instead of SGD
+# (everything else the same), will the MLP still reach **95%** test accuracy? Answer `True` or
+# `False`. The check trains it (a few seconds).
+
+# %% tags=["solution"]
+adam_reaches_95 = True
+
+# %% tags=["check"]
 lucid.random.seed(0)                                 # a fresh, repeatable start
 adam_model = MLP(64, [64, 64], 10)
 adam_losses, adam_norms, adam_acc = fit(adam_model, Adam(adam_model.parameters(), lr=3e-3))
+check("Exercise 7.2", adam_reaches_95, adam_acc >= 0.95,
+      hint="Adam's usual learning rate (1e-3 to 3e-3) works on most problems without tuning, "
+           "and this one is small.")
+
+# %%
 steps = len(train_loader)
 print(f"Adam test accuracy: {adam_acc:.4f}")
 print(f"mean loss in epoch 0: SGD {np.mean(train_losses[:steps]):.3f}, "
@@ -393,13 +419,27 @@ print("Adam test accuracy >= 0.95:", adam_acc >= 0.95)
 # that one learning rate (around 1e-3 to 3e-3) works on many problems without tuning, because it
 # scales every parameter's step by the size of that parameter's recent gradients.
 
-# %%
-# 2. Ten times the learning rate.
+# %% [markdown]
+# ### Exercise 7.3 · Ten times the learning rate
+#
+# Back to SGD with momentum 0.9, but with `lr=0.5` instead of 0.05. Will the test accuracy
+# after training be **above 50%**? Answer `True` or `False`, and think about what the gradient
+# norms will do. The check trains it.
+
+# %% tags=["solution"]
+hot_above_half = False
+
+# %% tags=["check"]
 lucid.random.seed(0)
 hot_model = MLP(64, [64, 64], 10)
 hot_losses, hot_norms, hot_acc = fit(hot_model, SGD(hot_model.parameters(), lr=0.5,
                                                     momentum=0.9))
+check("Exercise 7.3", hot_above_half, hot_acc > 0.5,
+      hint="steps ten times larger overshoot. What happens to a ReLU whose input a huge update "
+           "has pushed below 0 for every image?")
 
+
+# %%
 def largest(norms):
     return max(max(step.values()) for step in norms)
 
@@ -420,6 +460,7 @@ print("lr=0.5 test accuracy < 0.5:", hot_acc < 0.5)
 lucid_viz.plot_grad_norms(hot_norms, title="lr = 0.5: gradient norm per layer",
                           ylim=(1e-6, 1e3))
 
+
 # %% [markdown]
 # With `lr=0.5` the steps overshoot: the gradient norms **explode** (far above anything the
 # lr=0.05 run saw), and the huge updates push the pre-activations of the hidden units to negative
@@ -434,5 +475,34 @@ lucid_viz.plot_grad_norms(hot_norms, title="lr = 0.5: gradient norm per layer",
 #
 # (The exact step of the collapse can differ on another machine; the collapse itself does not.)
 #
-# **Next:** [08_cnns_and_resnet.ipynb](08_cnns_and_resnet.ipynb) replaces the MLP by convolutions
-# and builds ResNet-18. Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
+# ### Exercise 7.4 · Implement cross-entropy
+#
+# Write `cross_entropy(logits, labels)` for NumPy arrays: `logits` of shape `(N, C)`, `labels`
+# of shape `(N,)` holding class numbers. Turn each row into probabilities with a softmax, take
+# `-log` of the probability of the right class, and average over the rows (section 3). The
+# check compares with `F.cross_entropy`, including a row with a very large score.
+
+# %% tags=["solution"]
+def cross_entropy(logits, labels):
+    """Mean over the rows of -log softmax(logits)[row, label]."""
+    shifted = logits - logits.max(axis=1, keepdims=True)   # exp() of big scores overflows
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return -log_p[np.arange(len(labels)), labels].mean()
+
+
+# %% tags=["check"]
+def lucid_cross_entropy(logits, labels):
+    return F.cross_entropy(lucid.Tensor(logits), lucid.Tensor(labels))
+
+
+check_function("Exercise 7.4", cross_entropy, lucid_cross_entropy,
+               [(np.array([[2.0, 1.0, 0.1]]), np.array([0])),
+                (np.array([[0.5, -1.0], [3.0, 3.0], [0.0, 4.0]]), np.array([1, 0, 1])),
+                (np.array([[1000.0, 0.0, -5.0], [1.0, 2.0, 3.0]]), np.array([0, 2]))],
+               hint="softmax(x)_c = exp(x_c) / sum_j exp(x_j). For large scores, subtract each "
+                    "row's largest score first: the softmax does not change, and exp() no "
+                    "longer overflows.")
+
+# %% [markdown]
+# **Next:** [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb) replaces the MLP by convolutions
+# and builds ResNet-18.

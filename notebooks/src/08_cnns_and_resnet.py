@@ -13,18 +13,20 @@
 # 5. see BatchNorm behave differently in training and evaluation mode;
 # 6. summarise and draw **ResNet-18**, and see why its residual connections matter.
 #
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
+# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb) (the digits, the training loop)
+# and [05 · FLOPs](05_flops.ipynb) (MACs).
 
 # %%
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere
 
 import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
 import lucid_viz
 from lucid.models import resnet_18, summarize
-from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere
+from lucid_viz.exercises import check, check_function
 
 lucid.random.seed(0)      # parameter inits, DataLoader shuffling, random_split
 np.random.seed(0)         # NumPy's global generator, for anything that reaches for it
@@ -410,39 +412,75 @@ print("residual: first layer gets at least half the last layer's gradient:",
 #
 # ## Exercises
 #
-# **1.** A `Conv2d(64, 128, kernel_size=3, stride=2, padding=1, bias=False)` is applied to a
-# `(1, 64, 16, 16)` input. What is the output shape, how many parameters does the layer have, and
-# how many MACs does it cost? Work it out, then check with `count_flops`.
+# ### Exercise 8.1 · Shape, parameters and cost of a convolution
 #
-# **2.** Without running anything: how many parameters does `resnet_18(num_classes=1000)` have?
-# (Only the final Linear layer depends on the number of classes.)
-#
-# ### Answers
-#
-# **1.** Output side `(16 + 2·1 - 3) // 2 + 1 = 8`, so `(1, 128, 8, 8)`. Parameters
-# `128·64·3·3 = 73,728`. MACs `C_in·K·K · C_out·H_out·W_out = 64·9 · 128·64 = 4,718,592`. (This is
-# `layer2.0.conv1` of ResNet-18 on a 64x64 image.)
+# A `Conv2d(64, 128, kernel_size=3, stride=2, padding=1, bias=False)` is applied to a
+# `(1, 64, 16, 16)` input. Work out the output shape, the number of parameters of the layer, and
+# the MACs of this call.
 
-# %% tags=["nbval-check-output"]
-conv = nn.Conv2d(64, 128, kernel_size=3, stride=2, padding=1, bias=False)
+# %% tags=["solution"]
+conv_shape = (1, 128, 8, 8)
+conv_params = 73_728
+conv_macs = 4_718_592
+
+# %% tags=["check"]
+conv_check = nn.Conv2d(64, 128, kernel_size=3, stride=2, padding=1, bias=False)
 with lucid.count_flops():
-    out = conv(lucid.zeros(1, 64, 16, 16, dtype=lucid.Float32))
-print("output:", out.shape)
-print(f"parameters: {sum(p.size for p in conv.parameters()):,}")
-print(f"work: {out.cost}")
+    out_check = conv_check(lucid.zeros(1, 64, 16, 16, dtype=lucid.Float32))
+check("Exercise 8.1 (shape)", conv_shape, out_check.shape,
+      hint="padding adds to both sides, a stride of 2 keeps every second position, and the "
+           "channels are the layer's output channels.")
+check("Exercise 8.1 (parameters)", conv_params, sum(p.size for p in conv_check.parameters()),
+      hint="one 3x3 filter over all input channels per output channel, and no bias.")
+check("Exercise 8.1 (MACs)", conv_macs, out_check.cost.macs,
+      hint="section 2: C_in·K·K multiply-adds for each output number.")
 
 # %% [markdown]
-# **2.** The Linear layer has `512·classes + classes` parameters. Going from 10 to 1,000 classes
-# adds `990·513 = 507,870`: `11,181,642 + 507,870 = 11,689,512`.
+# ### Exercise 8.2 · ResNet-18 for 1,000 classes
+#
+# Section 6 counted 11,181,642 parameters for `resnet_18(num_classes=10)`. Without running
+# anything: how many does `resnet_18(num_classes=1000)` have? Only the last layer, a
+# `Linear(512, classes)` with bias, depends on the number of classes.
 
-# %% tags=["nbval-check-output"]
-big = resnet_18(num_classes=1000)
-print(f"{sum(p.size for p in big.parameters()):,}")
+# %% tags=["solution"]
+resnet_1000_params = 11_689_512
+
+# %% tags=["check"]
+check("Exercise 8.2", resnet_1000_params,
+      sum(p.size for p in resnet_18(num_classes=1000).parameters()),
+      hint="the Linear layer has 512·classes weights and one bias per class; how many more "
+           "does it get going from 10 to 1,000 classes?")
+
 
 # %% [markdown]
-# This is the last chapter. To go further, read the engine: `lucid/ops/conv.py` (im2col and
-# col2im), `lucid/models/imgclf/resnet.py` (the blocks drawn above) and `lucid/optim/` (the update
+# ### Exercise 8.3 · The output size formula
+#
+# Write `conv_output_size(size, kernel, stride=1, padding=0)`: the length of one side of a
+# convolution's output, for an input side of `size`. The check runs real convolutions and
+# compares.
+
+# %% tags=["solution"]
+def conv_output_size(size, kernel, stride=1, padding=0):
+    """How many positions a kernel takes along one side of the (padded) input."""
+    return (size + 2 * padding - kernel) // stride + 1
+
+
+# %% tags=["check"]
+def measured_output_size(size, kernel, stride=1, padding=0):
+    x = lucid.zeros(1, 1, size, size, dtype=lucid.Float32)
+    w = lucid.zeros(1, 1, kernel, kernel, dtype=lucid.Float32)
+    return F.conv2d(x, w, stride=stride, padding=padding).shape[-1]
+
+
+check_function("Exercise 8.3", conv_output_size, measured_output_size,
+               [(8, 3, 1, 1), (32, 7, 2, 3), (5, 3), (10, 4, 3, 0), (16, 1, 2, 0)],
+               hint="count where the kernel's first row can start: from 0 to size + 2·padding "
+                    "- kernel, every stride-th position.")
+
+# %% [markdown]
+# To go further, read the engine: `lucid/ops/conv.py` (im2col and col2im),
+# `lucid/models/imgclf/resnet.py` (the blocks drawn above) and `lucid/optim/` (the update
 # rules), or train ResNet-18 on a real image dataset.
 #
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
-# [07_training_an_mlp.ipynb](07_training_an_mlp.ipynb).
+# **Next:** [09 · The layer catalogue](09_layer_catalogue.ipynb): the rest of Lucid's layers,
+# losses, optimizers, schedules and data tools.

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 09 · The rest of the catalogue: layers, losses, optimizers, schedulers, data
 #
-# Notebooks 07 and 08 trained real models with a handful of pieces: `Linear`, `Conv2d`,
+# Chapters 07 and 08 trained real models with a handful of pieces: `Linear`, `Conv2d`,
 # `cross_entropy`, SGD. Lucid has more, with PyTorch's names and shapes. This chapter is a guided
 # tour of the rest of the shelf. Each section is short and stands on its own: one idea, and a cell
 # whose output checks it - a shape against its formula, a value against NumPy, or a plot.
@@ -22,11 +22,13 @@
 # | 12 | learning-rate schedules | `lucid.optim.lr_scheduler` |
 # | 13 | datasets and loaders | `lucid.data` |
 # | 14 | LeNet-5 | `lucid.models` |
+#
+# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb) and
+# [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb); the sections can be read in any order.
 
 # %%
-import warnings
-
 import math
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -34,9 +36,10 @@ import numpy as np
 import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
+from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (notebook 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
@@ -509,10 +512,10 @@ print("parameters with ModuleDict:", sum(p.size for p in model.parameters()),
 # |---|---|---|
 # | `MSELoss` | predictions, targets of the same shape | $d^2$ with $d = x - y$ |
 # | `HuberLoss(delta)` | the same | $d^2/2$ while $\lvert d\rvert<\delta$, then linear |
-# | `CrossEntropyLoss` | logits `(N, C)`; ids `(N,)` or probabilities | $-\log\mathrm{softmax}(x)_y$ |
+# | `CrossEntropyLoss` | logits `(N, C)`; ids or probabilities | $-\log \mathrm{softmax}(x)_y$ |
 # | `NLLLoss` | log-probabilities `(N, C)`, class ids `(N,)` | $-x_y$ |
-# | `BCELoss` | probabilities $p$, 0/1 targets of the same shape | $-[y \log p + (1-y)\log(1-p)]$ |
-# | `BCEWithLogitsLoss` | logits $x$, 0/1 targets of the same shape | the same with $p = \sigma(x)$ |
+# | `BCELoss` | probabilities $p$, 0/1 targets of the same shape | $-[y\log p + (1-y)\log(1-p)]$ |
+# | `BCEWithLogitsLoss` | logits $x$, 0/1 targets of the same shape | BCE's, $p = \sigma(x)$ |
 #
 # (Huber's linear part is $\delta(\lvert d\rvert-\delta/2)$, which joins the parabola smoothly.)
 # All average over the samples by default (`reduction="mean"`; also `"sum"` and `"none"`). Every
@@ -673,13 +676,14 @@ plt.show()
 #
 # ### Five update rules on one problem
 #
-# Every optimizer in `lucid.optim` is one update rule for one parameter (STYLE #7); the base class
+# Every optimizer in `lucid.optim` is one update rule for one parameter; the base class
 # walks the parameters. To see the rules differ, let them all minimise the same function: the
 # **Rosenbrock** valley $f(x, y) = (1 - x)^2 + 100\,(y - x^2)^2$, minimum at $(1, 1)$ at the
 # bottom of a long, curved, flat-bottomed valley - easy to find, slow to follow.
 
 # %% tags=["nbval-check-output"]
 from lucid.optim import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+
 
 def rosenbrock(p):
     return (1 - p[0]) ** 2 + 100 * (p[1] - p[0] ** 2) ** 2
@@ -814,7 +818,7 @@ print("same end point as the rule written in NumPy:", np.allclose(path[-1], q))
 # and barely advance. Adam is, roughly, a *smoothed* signSGD - $m/\sqrt{v} \approx
 # \mathrm{sign}(g)$ while the gradient is steady - whose averaging cancels the zigzag out.
 #
-# The built-in optimizers take the same dict too - the spelling of the original Lucid (seed 000):
+# The built-in optimizers take the same dict too (the spelling of the original Lucid):
 # `SGD(model.parameters(), defaults={"lr": 1e-2})` is `SGD(model.parameters(), lr=1e-2)`.
 #
 # ### Param groups
@@ -890,8 +894,14 @@ for restore_optimizer in (True, False):
 # when it stops improving for `patience` epochs.
 
 # %% tags=["nbval-check-output"]
-from lucid.optim.lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, MultiStepLR,
-                                      ReduceLROnPlateau, StepLR)
+from lucid.optim.lr_scheduler import (
+    CosineAnnealingLR,
+    ExponentialLR,
+    LambdaLR,
+    MultiStepLR,
+    ReduceLROnPlateau,
+    StepLR,
+)
 
 EPOCHS, LR = 40, 0.1
 
@@ -965,6 +975,7 @@ plt.show()
 
 # %% tags=["nbval-check-output"]
 from lucid.data import DataLoader, Dataset, TensorDataset, random_split
+
 
 class NoisySine(Dataset):
     """n samples (x, y) with x in [-3, 3) and y = sin(x) + noise; each of shape (1,)."""
@@ -1073,43 +1084,126 @@ print(f"{'sum(p.size for p in parameters)':30s} {sum(p.size for p in lenet.param
 #
 # ## Exercises
 #
-# **1.** A `Conv1d(1, 1, kernel_size=3, padding=?)` should keep the length of its input. Which
-# padding? And for `kernel_size=5, dilation=2`?
+# ### Exercise 9.1 · Padding that keeps the length
 #
-# **2.** Which normalisation layer gives the same output for a sample whether it is in a batch of
-# 1 or of 64 - and which does not?
-#
-# **3.** Write `lr_lambda` for a `LambdaLR` that warms up linearly over 5 epochs and then decays
-# as $1/\sqrt{\text{epoch}}$.
-#
-# ### Answers
+# A `Conv1d(1, 1, kernel_size=3, padding=p)` should give an output as long as its input. Which
+# padding `p`? And for `kernel_size=5, dilation=2`?
 
-# %% tags=["nbval-check-output"]
-# 1. L_out = L + 2p - d(k - 1): keep L when 2p = d(k - 1).
-seq = lucid.random.randn(1, 1, 20, dtype=lucid.Float32)
-print(nn.Conv1d(1, 1, kernel_size=3, padding=1)(seq).shape,
-      nn.Conv1d(1, 1, kernel_size=5, dilation=2, padding=4)(seq).shape)
+# %% tags=["solution"]
+padding_k3 = 1
+padding_k5_dilated = 4
 
-# 2. LayerNorm and GroupNorm use one sample's statistics only; BatchNorm (training) uses the batch.
+
+# %% tags=["check"]
+def keeping_padding(kernel_size, dilation=1):
+    """The smallest padding whose output is as long as the input (20 steps)."""
+    seq = lucid.zeros(1, 1, 20, dtype=lucid.Float32)
+    return next(p for p in range(20) if nn.Conv1d(1, 1, kernel_size, padding=p,
+                                                  dilation=dilation)(seq).shape[-1] == 20)
+
+
+hint = "section 2's formula: L_out = L + 2·padding - dilation·(kernel_size - 1) for stride 1."
+check("Exercise 9.1 (kernel 3)", padding_k3, keeping_padding(3), hint=hint)
+check("Exercise 9.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2), hint=hint)
+
+# %% [markdown]
+# ### Exercise 9.2 · Alone or in a batch
+#
+# Of `nn.LayerNorm((6, 3, 3))`, `nn.GroupNorm(2, 6)` and `nn.BatchNorm2d(6)` (in training mode),
+# which give a sample the **same** output whether it comes alone (a batch of 1) or in a batch of
+# 64? Answer with a set of class names, e.g. `{"LayerNorm"}`.
+
+# %% tags=["solution"]
+batch_independent = {"LayerNorm", "GroupNorm"}
+
+# %% tags=["check"]
 lucid.random.seed(0)
 batch = lucid.random.randn(64, 6, 3, 3, dtype=lucid.Float32)
+same = set()
 for layer in (nn.LayerNorm((6, 3, 3)), nn.GroupNorm(2, 6), nn.BatchNorm2d(6)):
     alone, in_batch = layer(batch[:1]).numpy(), layer(batch).numpy()[:1]
-    print(f"{type(layer).__name__:12s} same alone and in a batch: "
-          f"{np.allclose(alone, in_batch, atol=1e-5)}")
+    if np.allclose(alone, in_batch, atol=1e-5):
+        same.add(type(layer).__name__)
+check("Exercise 9.2", batch_independent, same,
+      hint="which of them compute their mean and variance from one sample only, and which "
+           "over the whole batch (section 3's table)?")
 
-# 3. A warm-up, then 1/sqrt(epoch) (sched.step() is called once per epoch).
+
+# %% [markdown]
+# ### Exercise 9.3 · A warm-up schedule
+#
+# Write `lr_lambda(epoch)` for a `LambdaLR` (section 12): the factor that multiplies the base
+# learning rate at each epoch. It warms up linearly over 5 epochs, `0.2, 0.4, 0.6, 0.8, 1.0` for
+# epochs 0 to 4, then decays as one over the square root of the epoch count: from epoch 4 on,
+# the factor is $\sqrt{5 / (\text{epoch} + 1)}$. The check runs a `LambdaLR` with your function.
+
+# %% tags=["solution"]
 def lr_lambda(epoch):
+    """Linear warm-up over epochs 0-4, then sqrt(5 / (epoch + 1))."""
     return (epoch + 1) / 5 if epoch < 5 else math.sqrt(5 / (epoch + 1))
 
-print([round(lr_lambda(e), 3) for e in range(10)])
+
+# %% tags=["check"]
+def rates_with(factor, base_lr=0.5, epochs=12):
+    optimizer = lucid.optim.SGD([nn.Parameter(lucid.zeros(1))], lr=base_lr)
+    scheduler = LambdaLR(optimizer, factor)
+    rates = []
+    for _ in range(epochs):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
+def factors(fn):
+    """The factors a LambdaLR with fn gives, epoch by epoch: the warm-up, and the decay
+    times sqrt(epoch + 1), which must stay sqrt(5)."""
+    rates = np.array(rates_with(fn)) / 0.5
+    return {"warm-up (epochs 0-4)": rates[:5],
+            "decay (epochs 4-11) times sqrt(epoch + 1)": rates[4:] * np.sqrt(np.arange(5, 13))}
+
+
+check_function("Exercise 9.3", lambda: factors(lr_lambda),
+               lambda: {"warm-up (epochs 0-4)": [0.2, 0.4, 0.6, 0.8, 1.0],
+                        "decay (epochs 4-11) times sqrt(epoch + 1)": [math.sqrt(5)] * 8},
+               [()],
+               hint="two cases: `if epoch < 5:` the warm-up, else the decay. Epoch 0 is the "
+                    "first epoch, so the warm-up reaches 1.0 at epoch 4.")
+
+
+# %% [markdown]
+# ### Exercise 9.4 · Implement layer normalisation
+#
+# Write `layer_norm(x, eps=1e-5)` for a NumPy array: normalise each row (the last axis) to mean 0
+# and variance 1, i.e. subtract the row's mean and divide by $\sqrt{\text{variance} +
+# \varepsilon}$ (the variance averaged over the row, not divided by n - 1). The check compares it
+# with `F.layer_norm`.
+
+# %% tags=["solution"]
+def layer_norm(x, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) over the last axis."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps)
+
+
+# %% tags=["check"]
+def lucid_layer_norm(x, eps=1e-5):
+    return F.layer_norm(lucid.Tensor(x), x.shape[-1], eps=eps)
+
+
+check_function("Exercise 9.4", layer_norm, lucid_layer_norm,
+               [(np.array([[1.0, 2.0, 3.0, 4.0]]),),
+                (np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 3.0]]),),
+                (np.arange(24.0).reshape(2, 3, 4), 1e-3)],
+               hint="mean and variance along axis=-1 with keepdims=True, so that they broadcast "
+                    "against x.")
 
 # %% [markdown]
 # That completes the catalogue: every layer, loss, optimizer, schedule and data tool of Lucid has
-# now appeared in at least one notebook. To see how one of them works, open its file -
+# now appeared in at least one chapter. To see how one of them works, open its file -
 # `lucid/nn/layers/`, `lucid/nn/functional/`, `lucid/optim/`, `lucid/data/` - each docstring states
 # the formula you saw checked here.
 #
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
-# [08_cnns_and_resnet.ipynb](08_cnns_and_resnet.ipynb) · next:
-# [10_beyond_first_derivatives.ipynb](10_beyond_first_derivatives.ipynb).
+# **Next:** [10 · Beyond the first derivative](10_beyond_first_derivatives.ipynb): derivatives of
+# derivatives, linear algebra, einops and more layers.

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 10 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
 #
-# The engine of notebooks 02-03 computes first derivatives. This chapter shows what the same
+# The engine of chapters 02-03 computes first derivatives. This chapter shows what the same
 # engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
 #
 # | § | what | from |
@@ -13,21 +13,24 @@
 # | 5 | more layers: activations, 3-D convolution, resampling, padding, normalisation | `lucid.nn` |
 # | 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
 #
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
+# **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (gradients and
+# `gradcheck`) and [09 · The layer catalogue](09_layer_catalogue.ipynb); some matrix calculus
+# helps in sections 1 and 2.
 
 # %%
+import math
 import warnings
 
-import math
 import numpy as np
+
 import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
-from lucid.autograd import functional, grad
-from lucid.autograd import gradgradcheck
+from lucid.autograd import functional, grad, gradgradcheck
+from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (notebook 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
@@ -56,7 +59,12 @@ print("f''':", d3.numpy())
 
 # %% tags=["nbval-check-output"]
 A = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0], [0.0, 1.0, 4.0]])
-f = lambda v: v @ lucid.Tensor(A) @ v
+
+
+def f(v):
+    return v @ lucid.Tensor(A) @ v
+
+
 H = functional.hessian(f, lucid.Tensor([0.1, 0.2, 0.3]))
 print(H.numpy())
 print("H == A + A^T:", np.allclose(H.numpy(), A + A.T))
@@ -237,8 +245,13 @@ logp = lucid.Tensor(np.log([[0.5, 0.5]]))
 q = lucid.Tensor([[0.9, 0.1]])
 kl = 0.9 * math.log(0.9 / 0.5) + 0.1 * math.log(0.1 / 0.5)
 print("KLDivLoss    :", np.isclose(nn.KLDivLoss(reduction="batchmean")(logp, q).item(), kl))
-from lucid.nn.utils import (clip_grad_norm_, clip_grad_value_, parameters_to_vector,
-                            vector_to_parameters)
+from lucid.nn.utils import (
+    clip_grad_norm_,
+    clip_grad_value_,
+    parameters_to_vector,
+    vector_to_parameters,
+)
+
 w = nn.Parameter(lucid.zeros(2))
 w.grad = np.array([3.0, 4.0], dtype=np.float32)
 print("clip_grad_norm_ : norm before", clip_grad_norm_([w], max_norm=1.0).item(),
@@ -259,8 +272,15 @@ print("parameters as a vector:", flat.shape, " zeroed:",
 
 # %% tags=["nbval-check-output"]
 from lucid.optim import Adadelta, Adamax, NAdam, RAdam
-from lucid.optim.lr_scheduler import (CyclicLR, LinearLR, NoamScheduler, OneCycleLR,
-                                      SequentialLR, StepLR)
+from lucid.optim.lr_scheduler import (
+    CyclicLR,
+    LinearLR,
+    NoamScheduler,
+    OneCycleLR,
+    SequentialLR,
+    StepLR,
+)
+
 
 def minimise(make, steps=200):
     p = nn.Parameter(lucid.Tensor([3.0, -2.0]))
@@ -308,32 +328,85 @@ print("ConcatDataset:", len(both), both.cumulative_sizes, [float(both[i][0]) for
 evens = Subset(both, [0, 2, 4, 6])
 print("Subset       :", len(evens), [float(evens[i][0]) for i in range(len(evens))])
 
-
 # %% [markdown]
-# ## Exercise
+# ## Exercises
 #
-# Use `functional.hessian` to find the Hessian of $f(x, y) = x^2 y + \sin(x y)$ at $(1, 2)$, and
-# check it by hand.
+# ### Exercise 10.1 · A Hessian by hand
 #
-# ### Answer
-#
-# $f_{xx} = 2y - y^2 \sin(xy)$, $f_{xy} = 2x + \cos(xy) - xy \sin(xy)$,
-# $f_{yy} = -x^2 \sin(xy)$.
+# Work out the Hessian of $f(x, y) = x^2 y + \sin(x y)$ at $(x, y) = (1, 2)$ by hand: the
+# matrix of second derivatives $\begin{pmatrix} f_{xx} & f_{xy} \\ f_{yx} & f_{yy}
+# \end{pmatrix}$. Write it as a 2x2 list of numbers (`math.sin` and `math.cos` are allowed).
 
-# %% tags=["nbval-check-output"]
-def f(v):
+# %% tags=["solution"]
+hessian_by_hand = [
+    [2 * 2 - 2**2 * math.sin(2), 2 * 1 + math.cos(2) - 2 * math.sin(2)],
+    [2 * 1 + math.cos(2) - 2 * math.sin(2), -(1**2) * math.sin(2)],
+]
+
+
+# %% tags=["check"]
+def f_xy(v):
     x, y = v[0], v[1]
     return x * x * y + lucid.sin(x * y)
 
-H = functional.hessian(f, lucid.Tensor([1.0, 2.0]))
-x0, y0 = 1.0, 2.0
-by_hand = np.array([
-    [2 * y0 - y0**2 * math.sin(x0 * y0), 2 * x0 + math.cos(x0 * y0) - x0 * y0 * math.sin(x0 * y0)],
-    [2 * x0 + math.cos(x0 * y0) - x0 * y0 * math.sin(x0 * y0), -x0**2 * math.sin(x0 * y0)],
-])
-print(H.numpy().round(4))
-print("matches the hand computation:", np.allclose(H.numpy(), by_hand))
+
+check("Exercise 10.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
+      hint="differentiate twice, one variable at a time; the derivative of sin(xy) with respect "
+           "to x is y·cos(xy), and the product rule gives f_xy.")
 
 # %% [markdown]
-# Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
-# [09_layer_catalogue.ipynb](09_layer_catalogue.ipynb).
+# ### Exercise 10.2 · The third derivative
+#
+# For $f(x) = x^4$, what is $f'''(1)$? The check computes it as section 1 does: `grad` three
+# times, with `create_graph=True`.
+
+# %% tags=["solution"]
+third_derivative = 24.0
+
+# %% tags=["check"]
+x_check = lucid.Tensor(1.0, requires_grad=True)
+(g1,) = grad(x_check ** 4, x_check, create_graph=True)
+(g2,) = grad(g1, x_check, create_graph=True)
+(g3,) = grad(g2, x_check)
+check("Exercise 10.2", third_derivative, g3, hint="4x³, then 12x², then ...")
+
+
+# %% [markdown]
+# ### Exercise 10.3 · A Hessian-vector product from two gradients
+#
+# Write `hvp_by_hand(f, x, v)`: the product $H v$ of the Hessian of the scalar function `f` at
+# `x` (a Tensor that requires grad) with the vector `v`, without building $H$. Use `grad` twice:
+# the gradient $g(x)$ with `create_graph=True`, then the gradient of the number $g \cdot v$. The
+# check compares it with `functional.hvp`.
+
+# %% tags=["solution"]
+def hvp_by_hand(f, x, v):
+    """H(x) @ v for a scalar function f: the gradient of (grad f(x)) · v."""
+    (g,) = grad(f(x), x, create_graph=True)
+    (hv,) = grad((g * v).sum(), x)
+    return hv
+
+
+# %% tags=["check"]
+def cubic_sum(t):
+    return (t ** 3).sum()
+
+
+def quadratic_form(t):
+    return t @ lucid.Tensor(A) @ t
+
+
+x_a = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
+x_b = lucid.Tensor([1.0, 2.0], requires_grad=True)
+check_function("Exercise 10.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
+               [(cubic_sum, x_a, lucid.Tensor([1.0, 0.0, 0.0])),
+                (cubic_sum, x_a, lucid.Tensor([1.0, 2.0, 3.0])),
+                (quadratic_form, x_a, lucid.Tensor([0.0, 1.0, -1.0])),
+                (f_xy, x_b, lucid.Tensor([1.0, 1.0]))],
+               hint="the gradient of g·v with respect to x is H v, because H is the Jacobian "
+                    "of g. The first grad needs create_graph=True, or g has no graph to "
+                    "differentiate.")
+
+# %% [markdown]
+# **Next:** back to [00 · Start here](00_start_here.ipynb), where the course lists the chapters
+# that come next.

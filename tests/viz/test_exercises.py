@@ -102,9 +102,22 @@ def test_shapes_and_lists_of_names():
     assert "your shape has 2 axes" in _fails(check, "shape", (3, 2), (3, 2, 4))
     assert "not right yet" in _fails(check, "shape", (2, 3, 4), (3, 2, 4))
     check("names", ["weight", "bias"], ["weight", "bias"])
-    assert "1 of 2 items are not right yet" in _fails(check, "names", ["weight", "b"],
-                                                     ["weight", "bias"])
+    assert "item 2 of 2: not right yet" in _fails(check, "names", ["weight", "b"],
+                                                  ["weight", "bias"])
     assert "your list has 1 items" in _fails(check, "names", ["weight"], ["weight", "bias"])
+
+
+def test_dicts_compare_key_by_key_and_name_the_key():
+    expected = {"parameters": ["weight"], "output": [2.0, 2.0], "calls": 2}
+    check("dict", {"calls": 2.0, "output": lucid.Tensor([2.0, 2.0]), "parameters": ["weight"]},
+          expected)
+    assert "output: 1 of 2 entries are not right yet" in \
+        _fails(check, "dict", {**expected, "output": [2.0, 3.0]}, expected)
+    assert "'calls' is missing" in _fails(check, "dict", {"parameters": ["weight"],
+                                                          "output": [2.0, 2.0]}, expected)
+    assert "'extra' should not be there" in _fails(check, "dict", {**expected, "extra": 1},
+                                                   expected)
+    assert "the answer is a dict; yours is list" in _fails(check, "dict", [1], expected)
 
 
 def test_dtypes_compare_with_equality():
