@@ -85,7 +85,10 @@ def read_source(chapter: str) -> Any:
 
     nb = jupytext.read(SRC / f"{chapter}.py", fmt="py:percent")
     nb.nbformat, nb.nbformat_minor = 4, 5
-    nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
+    nb.metadata = {  # what JupyterLab's jupytext writes on save too, so a save changes nothing
+        "jupytext": {k: SOURCE_FORMAT[k] for k in ("cell_metadata_filter",
+                                                    "notebook_metadata_filter")},
+        "kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
     for cell in nb.cells:
         tags = cell.metadata.get("tags")
         cell.metadata = {"tags": list(tags)} if tags else {}
