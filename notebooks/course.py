@@ -49,6 +49,7 @@ SOLUTION, CHECK, NBVAL = "solution", "check", "nbval-check-output"
 EXERCISE = "exercise"  # what a solution cell is tagged in the student edition
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 TODO_CODE = 'raise NotImplementedError("TODO: your code here")'
+CHECK_LINE = "# Check your answer: run this cell."  # what a folded check cell shows
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 #: how jupytext writes a source: what notebooks/jupytext.toml says for the pairing in JupyterLab
@@ -334,7 +335,8 @@ def stub(source: str) -> str:
 
 def student_edition(nb: dict) -> dict:
     """The student edition of a teacher notebook: every solution becomes a stub (tagged
-    ``exercise``), solutions and self-checks lose their outputs, test tags are dropped."""
+    ``exercise``), solutions and self-checks lose their outputs, the self-checks' code is folded
+    away (JupyterLab shows a bar to click), test tags are dropped."""
     nb = copy.deepcopy(nb)
     for cell in nb["cells"]:
         cell_tags = tags(cell)
@@ -343,6 +345,9 @@ def student_edition(nb: dict) -> dict:
             cell_tags = [EXERCISE if t == SOLUTION else t for t in cell_tags]
         if cell["cell_type"] == "code" and (EXERCISE in cell_tags or CHECK in cell_tags):
             cell["outputs"], cell["execution_count"] = [], None
+        if CHECK in cell_tags:  # folded: a student sees the verdict (and the hint) when it runs
+            cell["source"] = CHECK_LINE + "\n" + source_text(cell)
+            cell.setdefault("metadata", {}).setdefault("jupyter", {})["source_hidden"] = True
         cell_tags = [t for t in cell_tags if t != NBVAL]
         if cell_tags:
             cell.setdefault("metadata", {})["tags"] = cell_tags

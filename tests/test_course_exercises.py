@@ -166,6 +166,9 @@ def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter, t
         if course.SOLUTION in course.tags(theirs):
             assert course.EXERCISE in course.tags(mine) and not mine.outputs
             assert mine.source == course.stub(course.source_text(theirs)) != theirs["source"]
+        if course.CHECK in course.tags(theirs):
+            assert mine.metadata["jupyter"]["source_hidden"] is True and not mine.outputs
+            assert mine.source == course.CHECK_LINE + "\n" + course.source_text(theirs)
         assert course.SOLUTION not in course.tags(mine)
         assert course.NBVAL not in course.tags(mine)
 
