@@ -1,46 +1,71 @@
-# Two entry points (see README): `make lab` and `make test`. Both build .venv from this
-# project's own files, so a fresh clone needs only Python 3.10+ and make.
+# Entry points (see README): `make lab` for the course, `make test` for the whole test suite.
+# Both build .venv from this project's own files, so a fresh clone needs only Python 3.10+ and
+# make. `make lab` installs what the course needs (the package, MLX, JupyterLab and the notebook
+# tools); `make test` adds the test tools (the `dev` extra) to the same .venv.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+LAB_STAMP  := $(VENV)/.installed-lab
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: lab test bench fuzz lint clean
+# `make lab LAB_DIR=student` opens the student edition that `make student` writes.
+LAB_DIR ?= notebooks
+# `make notebooks NB="07 08"` rebuilds those chapters; NB=all rebuilds every one.
+NB ?=
+
+.PHONY: lab test bench fuzz lint notebooks student clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(LAB_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[gpu,notebooks]"
+	touch $(LAB_STAMP)
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,gpu,notebooks]"
-	touch $(STAMP)
+	touch $(TEST_STAMP) $(LAB_STAMP)
 
 # Jupyter refuses to run as root unless told (containers, CI); ordinary users never need it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-# Serves notebooks/ and opens the tour's first page (tests/browser starts JupyterLab the same way).
-# The notebooks are the project's own: trusting them lets JupyterLab show their stored pictures
-# (SVG) and players before a cell is run again (untrusted outputs fall back to plain text).
-lab: $(STAMP)
-	$(BIN)/jupyter trust notebooks/*.ipynb
-	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=notebooks \
+# Serves notebooks/ (or LAB_DIR) and opens the course's first page (tests/browser starts
+# JupyterLab the same way). The notebooks are the project's own: trusting them lets JupyterLab
+# show their stored pictures (SVG) and players before a cell is run again (untrusted outputs
+# fall back to plain text).
+lab: $(LAB_STAMP)
+	$(BIN)/jupyter trust $(LAB_DIR)/*.ipynb
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=$(LAB_DIR) \
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
-test: $(STAMP)
-	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks notebooks/_build
+# Regenerates notebooks/*.ipynb from their sources, notebooks/src/*.py, and executes them
+# (stored with their outputs): the chapters whose source changed, or those NB names.
+notebooks: $(LAB_STAMP)
+	$(BIN)/python notebooks/course.py build $(if $(filter all,$(NB)),--all,$(NB))
+
+# The student edition: every exercise's solution replaced by a stub, in student/ (git-ignored).
+student: $(LAB_STAMP)
+	$(BIN)/python notebooks/course.py student --out student
+	@echo "open it with: make lab LAB_DIR=student"
+
+RUFF_PATHS := lucid lucid_viz tests benchmarks notebooks/src notebooks/course.py
+
+test: $(TEST_STAMP)
+	$(BIN)/python -m ruff check $(RUFF_PATHS)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 # The random-program suite of `make test` with a large example budget, for long runs.
-fuzz: $(STAMP)
+fuzz: $(TEST_STAMP)
 	LUCID_FUZZ_EXAMPLES=$${LUCID_FUZZ_EXAMPLES:-20000} $(BIN)/python -m pytest -q \
 		tests/test_fuzz_programs.py
 
-bench: $(STAMP)
+bench: $(LAB_STAMP)
 	$(BIN)/python -m benchmarks
 
-lint: $(STAMP)
-	$(BIN)/python -m ruff check lucid lucid_viz tests benchmarks notebooks/_build
+lint: $(TEST_STAMP)
+	$(BIN)/python -m ruff check $(RUFF_PATHS)
 	$(BIN)/lint-imports
 
 clean:

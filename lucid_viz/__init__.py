@@ -56,3 +56,5 @@ def __getattr__(name: str):
 # read the renderer above.
 from lucid_viz.stepper import step_backward
 from lucid_viz.magic import load_ipython_extension
+# Self-checks for the course's exercises: right or wrong, with a hint, never the answer.
+from lucid_viz import exercises

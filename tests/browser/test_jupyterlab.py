@@ -117,11 +117,18 @@ def _settings(settings_dir: Path) -> None:
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
     """A JupyterLab of our own on 127.0.0.1, serving a copy of the notebook; always stopped."""
+    yield from serve(tmp_path, REPO / "notebooks" / NOTEBOOK)
+
+
+def serve(tmp_path: Path, notebook: Path) -> Iterator[Lab]:
+    """Start a JupyterLab on a copy of ``notebook`` (the original is never saved), yield it
+    opened there, and stop it and its kernels whatever happens."""
     if importlib.util.find_spec("jupyterlab") is None:
         _unavailable("jupyterlab is not installed (the notebooks extra)")
     root = tmp_path / "root"
     root.mkdir()
-    shutil.copy(REPO / "notebooks" / NOTEBOOK, root / NOTEBOOK)  # the repo's copy is never saved
+    name = notebook.name
+    shutil.copy(notebook, root / name)
     state = tmp_path / "jupyter"
     settings_dir, workspaces = state / "settings", state / "workspaces"
     _settings(settings_dir)
@@ -138,13 +145,13 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     })
     # as `make lab` does: the project's own notebooks are trusted, so their stored pictures
     # (SVG) and widgets render before any cell is run again
-    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(root / NOTEBOOK)], env=env,
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(root / name)], env=env,
                    check=True, capture_output=True, timeout=60)
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [
         sys.executable, "-m", "jupyterlab", *ROOT_FLAG,
         f"--ServerApp.root_dir={root}",
-        f"--LabApp.default_url=/lab/tree/{NOTEBOOK}",
+        f"--LabApp.default_url=/lab/tree/{name}",
         "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
         f"--IdentityProvider.token={token}",
         f"--LabApp.user_settings_dir={settings_dir}",
@@ -172,7 +179,7 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
                 pytest.fail(f"JupyterLab not ready in {SERVER_START_S} s:\n"
                             f"{log.read_text()[-3000:]}")
             time.sleep(0.25)
-        yield Lab(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}", log)
+        yield Lab(f"http://127.0.0.1:{port}/lab/tree/{name}?token={token}", log)
     finally:
         kernels.update(_children(proc.pid))  # kernels run in sessions of their own
         _kill_group(proc.pid, signal.SIGTERM)  # the server shuts its kernels down on SIGTERM

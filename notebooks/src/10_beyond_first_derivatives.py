@@ -1,53 +1,49 @@
-"""Build (and execute) notebook 10 from the cell list below.
+# %% [markdown]
+# # 10 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
+#
+# The engine of chapters 02-03 computes first derivatives. This chapter shows what the same
+# engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
+#
+# | § | what | from |
+# |---|---|---|
+# | 1 | derivatives of derivatives: `create_graph`, Hessians, a gradient penalty | `autograd` |
+# | 2 | linear algebra: solve, determinants, factorisations | `lucid.linalg` |
+# | 3 | tensors by pattern: `rearrange`, `reduce`, `repeat`, `einsum` | `lucid.einops` |
+# | 4 | more of the Tensor API: statistics, bitwise ops, in-place methods, counting | `lucid` |
+# | 5 | more layers: activations, 3-D convolution, resampling, padding, normalisation | `lucid.nn` |
+# | 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
+#
+# **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (gradients and
+# `gradcheck`) and [09 · The layer catalogue](09_layer_catalogue.ipynb); some matrix calculus
+# helps in sections 1 and 2.
 
-    .venv/bin/python notebooks/_build/build_10.py
+# %%
+import math
+import warnings
 
-Cells tagged nbval-check-output are checked by nbval; they print comparisons with NumPy (True /
-False) and rounded values, never raw floats from a matrix factorisation (their last bits depend
-on the machine's LAPACK).
-"""
+import numpy as np
 
-from __future__ import annotations
+import lucid
+import lucid.nn as nn
+import lucid.nn.functional as F
+from lucid.autograd import functional, grad, gradgradcheck
+from lucid_viz.exercises import check, check_function
 
-from nbbuild import code, main, md
-from nbbuild import setup as shared_setup
+# On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
+# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+warnings.filterwarnings("ignore", message="MLX has no GPU")
 
-NAME = "10_beyond_first_derivatives.ipynb"
+np.set_printoptions(precision=4, suppress=True)
+lucid.random.seed(0)
 
+# %% [markdown]
+# ## 1. Derivatives of derivatives
+#
+# `backward()` computes each gradient with the op's backward *rule*. With `create_graph=True` the
+# rule itself runs on Lucid ops, so the gradient is a tensor **with a graph** - and can be
+# differentiated again. For $f(x) = x^3$: $f' = 3x^2$, $f'' = 6x$, $f''' = 6$.
 
-def setup(*imports: str) -> str:
-    return shared_setup(*imports, then="np.set_printoptions(precision=4, suppress=True)\n")
-
-
-CELLS = [
-    md("""
-# 10 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
-
-The engine of notebooks 02-03 computes first derivatives. This chapter shows what the same
-engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
-
-| § | what | from |
-|---|---|---|
-| 1 | derivatives of derivatives: `create_graph`, Hessians, a gradient penalty | `autograd` |
-| 2 | linear algebra: solve, determinants, factorisations | `lucid.linalg` |
-| 3 | tensors by pattern: `rearrange`, `reduce`, `repeat`, `einsum` | `lucid.einops` |
-| 4 | more of the Tensor API: statistics, bitwise ops, in-place methods, counting | `lucid` |
-| 5 | more layers: activations, 3-D convolution, resampling, padding, normalisation | `lucid.nn` |
-| 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
-
-Back to the tour: [00_start_here.ipynb](00_start_here.ipynb).
-"""),
-    code(setup("import math", "import numpy as np", "import lucid", "import lucid.nn as nn",
-               "import lucid.nn.functional as F", "from lucid.autograd import functional, grad",
-               "from lucid.autograd import gradgradcheck")),
-    md(r"""
-## 1. Derivatives of derivatives
-
-`backward()` computes each gradient with the op's backward *rule*. With `create_graph=True` the
-rule itself runs on Lucid ops, so the gradient is a tensor **with a graph** - and can be
-differentiated again. For $f(x) = x^3$: $f' = 3x^2$, $f'' = 6x$, $f''' = 6$.
-"""),
-    code("""
+# %% tags=["nbval-check-output"]
 x = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 (d1,) = grad((x ** 3).sum(), x, create_graph=True)   # 3x^2, itself a graph
 (d2,) = grad(d1.sum(), x, create_graph=True)         # 6x
@@ -55,15 +51,20 @@ x = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 print("f'  :", d1.numpy(), " by hand:", 3 * x.numpy() ** 2)
 print("f'' :", d2.numpy(), " by hand:", 6 * x.numpy())
 print("f''':", d3.numpy())
-""", check=True),
-    md(r"""
-**The Hessian** $H_{ij} = \partial^2 f / \partial x_i \partial x_j$ of a quadratic form
-$f(x) = x^\top A x$ is $A + A^\top$, whatever $x$. `functional.hessian` builds it one row per
-backward pass; `functional.hvp` gives $Hv$ without building $H$ (two backward passes).
-"""),
-    code("""
+
+# %% [markdown]
+# **The Hessian** $H_{ij} = \partial^2 f / \partial x_i \partial x_j$ of a quadratic form
+# $f(x) = x^\top A x$ is $A + A^\top$, whatever $x$. `functional.hessian` builds it one row per
+# backward pass; `functional.hvp` gives $Hv$ without building $H$ (two backward passes).
+
+# %% tags=["nbval-check-output"]
 A = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0], [0.0, 1.0, 4.0]])
-f = lambda v: v @ lucid.Tensor(A) @ v
+
+
+def f(v):
+    return v @ lucid.Tensor(A) @ v
+
+
 H = functional.hessian(f, lucid.Tensor([0.1, 0.2, 0.3]))
 print(H.numpy())
 print("H == A + A^T:", np.allclose(H.numpy(), A + A.T))
@@ -71,14 +72,14 @@ _, Hv = functional.hvp(f, lucid.Tensor([0.1, 0.2, 0.3]), lucid.Tensor([1.0, 0.0,
 print("Hv == first column of H:", np.allclose(Hv.numpy(), (A + A.T)[:, 0]))
 J = functional.jacobian(lambda v: lucid.tanh(v), lucid.Tensor([0.0, 1.0]))
 print("Jacobian of tanh (diagonal 1 - tanh^2):", J.numpy().round(4).tolist())
-""", check=True),
-    md(r"""
-**A gradient penalty** (as WGAN-GP uses): the loss contains a *gradient* of the network,
-$\lVert \partial D(x)/\partial x \rVert^2$, so training it needs the derivative of a derivative
-with respect to the weights. `gradgradcheck` checks such second derivatives against finite
-differences of the first.
-"""),
-    code("""
+
+# %% [markdown]
+# **A gradient penalty** (as WGAN-GP uses): the loss contains a *gradient* of the network,
+# $\lVert \partial D(x)/\partial x \rVert^2$, so training it needs the derivative of a derivative
+# with respect to the weights. `gradgradcheck` checks such second derivatives against finite
+# differences of the first.
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 D = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
 x = lucid.random.randn(4, 3, dtype=lucid.Float32, requires_grad=True)
@@ -89,14 +90,14 @@ print("every weight got a gradient from the penalty:",
       all(p.grad is not None for p in list(D.parameters())[:3]))
 x64 = lucid.Tensor([0.3, -0.7], requires_grad=True)
 print("gradgradcheck(tanh(x) * x^2):", gradgradcheck(lambda t: lucid.tanh(t) * t ** 2, x64))
-""", check=True),
-    md("""
-## 2. Linear algebra: `lucid.linalg`
 
-Every routine is differentiable (its standard matrix-calculus rule) and runs on both devices.
-Solving is better than inverting: `solve(A, b)` never forms $A^{-1}$.
-"""),
-    code("""
+# %% [markdown]
+# ## 2. Linear algebra: `lucid.linalg`
+#
+# Every routine is differentiable (its standard matrix-calculus rule) and runs on both devices.
+# Solving is better than inverting: `solve(A, b)` never forms $A^{-1}$.
+
+# %% tags=["nbval-check-output"]
 rng = np.random.default_rng(0)
 M = rng.standard_normal((4, 4))
 S = M @ M.T + 4 * np.eye(4)                    # symmetric positive definite
@@ -120,23 +121,23 @@ print("pinv       :", np.allclose(lucid.linalg.pinv(A_t).numpy(), np.linalg.pinv
 print("norm (fro) :", np.isclose(lucid.linalg.norm(A_t).item(), np.linalg.norm(M)))
 print("A^3        :", np.allclose(lucid.linalg.matrix_power(A_t, 3).numpy(),
                                  np.linalg.matrix_power(M, 3)))
-""", check=True),
-    md(r"""
-The gradient of $\log \lvert\det A\rvert$ is $A^{-\top}$ - a classic of matrix calculus:
-"""),
-    code("""
+
+# %% [markdown]
+# The gradient of $\log \lvert\det A\rvert$ is $A^{-\top}$ - a classic of matrix calculus:
+
+# %% tags=["nbval-check-output"]
 A_g = lucid.Tensor(M, requires_grad=True)
 lucid.linalg.slogdet(A_g)[1].backward()
 print("d log|det A| / dA == inv(A)^T:", np.allclose(A_g.grad, np.linalg.inv(M).T))
-""", check=True),
-    md("""
-## 3. Tensors by pattern: `lucid.einops`
 
-`rearrange`, `reduce` and `repeat` name the axes instead of counting them (the `einops` package,
-with Lucid as its backend, so every step is a differentiable Lucid op). `lucid.einsum` reads any
-subscripts NumPy does - a repeated letter is a diagonal: `"ii->"` is the trace.
-"""),
-    code("""
+# %% [markdown]
+# ## 3. Tensors by pattern: `lucid.einops`
+#
+# `rearrange`, `reduce` and `repeat` name the axes instead of counting them (the `einops` package,
+# with Lucid as its backend, so every step is a differentiable Lucid op). `lucid.einsum` reads any
+# subscripts NumPy does - a repeated letter is a diagonal: `"ii->"` is the trace.
+
+# %% tags=["nbval-check-output"]
 from lucid import einops
 
 images = lucid.Tensor(np.arange(2 * 3 * 4 * 4, dtype=np.float64).reshape(2, 3, 4, 4))
@@ -148,15 +149,15 @@ print("2x2 max-pool == F.max_pool2d:", np.allclose(pooled.numpy(),
 print("repeat:", einops.repeat(lucid.Tensor([1.0, 2.0]), "n -> n r", r=3).numpy().tolist())
 T = lucid.Tensor(M)
 print("einsum('ii->') == trace:", np.isclose(lucid.einsum("ii->", T).item(), np.trace(M)))
-""", check=True),
-    md("""
-## 4. More of the Tensor API
 
-Statistics with `ddof`, products (with an exact gradient at zeros), norms, `clamp`, bitwise
-operators on integers, in-place methods (which bump the version counter that backward checks),
-and counting: `unique`, `nonzero`, `histogram`.
-"""),
-    code("""
+# %% [markdown]
+# ## 4. More of the Tensor API
+#
+# Statistics with `ddof`, products (with an exact gradient at zeros), norms, `clamp`, bitwise
+# operators on integers, in-place methods (which bump the version counter that backward checks),
+# and counting: `unique`, `nonzero`, `histogram`.
+
+# %% tags=["nbval-check-output"]
 v = lucid.Tensor([1.0, 2.0, 4.0, 7.0])
 print("std(ddof=1):", np.isclose(v.std(ddof=1).item(), np.std([1, 2, 4, 7], ddof=1)))
 print("var(ddof=1):", np.isclose(v.var(ddof=1).item(), np.var([1, 2, 4, 7], ddof=1)))
@@ -175,16 +176,16 @@ hist, edges = lucid.histogram(lucid.Tensor([0.1, 0.4, 0.45, 0.9]), bins=2, range
 print("histogram  :", hist.tolist(), edges.tolist())
 gx, gy = lucid.meshgrid(lucid.Tensor([1.0, 2.0, 3.0]), lucid.Tensor([10.0, 20.0]))
 print("meshgrid   :", gx.shape, gy.shape, "  diag:", lucid.diag(lucid.Tensor([1.0, 2.0])).tolist())
-""", check=True),
-    md("""
-## 5. More layers
 
-Activations from MobileNet and friends, 3-D convolution and pooling, transposed 1-D convolution,
-adaptive max pooling, resampling (`Upsample`, `F.interpolate`), padding modes, channel dropout and
-stochastic depth, instance normalisation, bilinear layers, `Unfold`/`Fold`, parameter
-containers, three more losses, and gradient clipping. Each is checked against its formula.
-"""),
-    code("""
+# %% [markdown]
+# ## 5. More layers
+#
+# Activations from MobileNet and friends, 3-D convolution and pooling, transposed 1-D convolution,
+# adaptive max pooling, resampling (`Upsample`, `F.interpolate`), padding modes, channel dropout and
+# stochastic depth, instance normalisation, bilinear layers, `Unfold`/`Fold`, parameter
+# containers, three more losses, and gradient clipping. Each is checked against its formula.
+
+# %% tags=["nbval-check-output"]
 t = lucid.Tensor([-4.0, -1.0, 0.5, 3.5, 7.0])
 a = t.numpy()
 checks = {
@@ -198,8 +199,8 @@ checks = {
 }
 for name, (ours, ref) in checks.items():
     print(f"{name:12s}", np.allclose(ours.numpy(), ref))
-""", check=True),
-    code("""
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 vol = lucid.random.randn(1, 2, 4, 6, 6, dtype=lucid.Float32)
 print("Conv3d          :", nn.Conv3d(2, 5, kernel_size=3, padding=1)(vol).shape)
@@ -226,8 +227,9 @@ print("Bilinear            :", bil(lucid.zeros(5, 3), lucid.zeros(5, 4)).shape,
 cols = nn.Unfold(2, stride=2)(img)   # four 2x2 windows side by side: no overlap
 print("Unfold / Fold       :", cols.shape, np.array_equal(
     nn.Fold((4, 4), 2, stride=2)(cols).numpy(), img.numpy()))
-""", check=True),
-    code("""
+
+
+# %% tags=["nbval-check-output"]
 class Mixture(nn.Module):
     def __init__(self):
         super().__init__()
@@ -243,8 +245,13 @@ logp = lucid.Tensor(np.log([[0.5, 0.5]]))
 q = lucid.Tensor([[0.9, 0.1]])
 kl = 0.9 * math.log(0.9 / 0.5) + 0.1 * math.log(0.1 / 0.5)
 print("KLDivLoss    :", np.isclose(nn.KLDivLoss(reduction="batchmean")(logp, q).item(), kl))
-from lucid.nn.utils import (clip_grad_norm_, clip_grad_value_, parameters_to_vector,
-                            vector_to_parameters)
+from lucid.nn.utils import (
+    clip_grad_norm_,
+    clip_grad_value_,
+    parameters_to_vector,
+    vector_to_parameters,
+)
+
 w = nn.Parameter(lucid.zeros(2))
 w.grad = np.array([3.0, 4.0], dtype=np.float32)
 print("clip_grad_norm_ : norm before", clip_grad_norm_([w], max_norm=1.0).item(),
@@ -256,17 +263,24 @@ flat = parameters_to_vector(net.parameters())
 vector_to_parameters(flat * 0, net.parameters())
 print("parameters as a vector:", flat.shape, " zeroed:",
       all(np.all(p.numpy() == 0) for p in net.parameters()))
-""", check=True),
-    md("""
-## 6. More optimizers, schedules and dataset tools
 
-Four more update rules (each PyTorch's formula) on the same quadratic bowl, and five more
-learning-rate schedules, printed epoch by epoch.
-"""),
-    code("""
+# %% [markdown]
+# ## 6. More optimizers, schedules and dataset tools
+#
+# Four more update rules (each PyTorch's formula) on the same quadratic bowl, and five more
+# learning-rate schedules, printed epoch by epoch.
+
+# %% tags=["nbval-check-output"]
 from lucid.optim import Adadelta, Adamax, NAdam, RAdam
-from lucid.optim.lr_scheduler import (CyclicLR, LinearLR, NoamScheduler, OneCycleLR,
-                                      SequentialLR, StepLR)
+from lucid.optim.lr_scheduler import (
+    CyclicLR,
+    LinearLR,
+    NoamScheduler,
+    OneCycleLR,
+    SequentialLR,
+    StepLR,
+)
+
 
 def minimise(make, steps=200):
     p = nn.Parameter(lucid.Tensor([3.0, -2.0]))
@@ -303,8 +317,8 @@ print("NoamScheduler:", rates(lambda o: NoamScheduler(o, model_size=16, warmup_s
 print("SequentialLR :", rates(lambda o: SequentialLR(
     o, [LinearLR(o, start_factor=0.5, total_iters=2), StepLR(o, step_size=2, gamma=0.5)],
     milestones=[3])))
-""", check=True),
-    code("""
+
+# %% tags=["nbval-check-output"]
 from lucid.data import ConcatDataset, Subset, TensorDataset
 
 first = TensorDataset(lucid.Tensor(np.arange(3.0)))
@@ -313,38 +327,86 @@ both = ConcatDataset([first, second])
 print("ConcatDataset:", len(both), both.cumulative_sizes, [float(both[i][0]) for i in (0, 3, -1)])
 evens = Subset(both, [0, 2, 4, 6])
 print("Subset       :", len(evens), [float(evens[i][0]) for i in range(len(evens))])
-""", check=True),
-    md("""
-## Exercise
 
-Use `functional.hessian` to find the Hessian of $f(x, y) = x^2 y + \\sin(x y)$ at $(1, 2)$, and
-check it by hand.
+# %% [markdown]
+# ## Exercises
+#
+# ### Exercise 10.1 · A Hessian by hand
+#
+# Work out the Hessian of $f(x, y) = x^2 y + \sin(x y)$ at $(x, y) = (1, 2)$ by hand: the
+# matrix of second derivatives $\begin{pmatrix} f_{xx} & f_{xy} \\ f_{yx} & f_{yy}
+# \end{pmatrix}$. Write it as a 2x2 list of numbers (`math.sin` and `math.cos` are allowed).
 
-### Answer
-
-$f_{xx} = 2y - y^2 \\sin(xy)$, $f_{xy} = 2x + \\cos(xy) - xy \\sin(xy)$,
-$f_{yy} = -x^2 \\sin(xy)$.
-"""),
-    code("""
-def f(v):
-    x, y = v[0], v[1]
-    return x * x * y + lucid.sin(x * y)
-
-H = functional.hessian(f, lucid.Tensor([1.0, 2.0]))
-x0, y0 = 1.0, 2.0
-by_hand = np.array([
-    [2 * y0 - y0**2 * math.sin(x0 * y0), 2 * x0 + math.cos(x0 * y0) - x0 * y0 * math.sin(x0 * y0)],
-    [2 * x0 + math.cos(x0 * y0) - x0 * y0 * math.sin(x0 * y0), -x0**2 * math.sin(x0 * y0)],
-])
-print(H.numpy().round(4))
-print("matches the hand computation:", np.allclose(H.numpy(), by_hand))
-""", check=True),
-    md("""
-Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
-[09_layer_catalogue.ipynb](09_layer_catalogue.ipynb).
-"""),
+# %% tags=["solution"]
+hessian_by_hand = [
+    [2 * 2 - 2**2 * math.sin(2), 2 * 1 + math.cos(2) - 2 * math.sin(2)],
+    [2 * 1 + math.cos(2) - 2 * math.sin(2), -(1**2) * math.sin(2)],
 ]
 
 
-if __name__ == "__main__":
-    main({"10": (NAME, CELLS)})
+# %% tags=["check"]
+def f_xy(v):
+    x, y = v[0], v[1]
+    return x * x * y + lucid.sin(x * y)
+
+
+check("Exercise 10.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
+      hint="differentiate twice, one variable at a time; the derivative of sin(xy) with respect "
+           "to x is y·cos(xy), and the product rule gives f_xy.")
+
+# %% [markdown]
+# ### Exercise 10.2 · The third derivative
+#
+# For $f(x) = x^4$, what is $f'''(1)$? The check computes it as section 1 does: `grad` three
+# times, with `create_graph=True`.
+
+# %% tags=["solution"]
+third_derivative = 24.0
+
+# %% tags=["check"]
+x_check = lucid.Tensor(1.0, requires_grad=True)
+(g1,) = grad(x_check ** 4, x_check, create_graph=True)
+(g2,) = grad(g1, x_check, create_graph=True)
+(g3,) = grad(g2, x_check)
+check("Exercise 10.2", third_derivative, g3, hint="4x³, then 12x², then ...")
+
+
+# %% [markdown]
+# ### Exercise 10.3 · A Hessian-vector product from two gradients
+#
+# Write `hvp_by_hand(f, x, v)`: the product $H v$ of the Hessian of the scalar function `f` at
+# `x` (a Tensor that requires grad) with the vector `v`, without building $H$. Use `grad` twice:
+# the gradient $g(x)$ with `create_graph=True`, then the gradient of the number $g \cdot v$. The
+# check compares it with `functional.hvp`.
+
+# %% tags=["solution"]
+def hvp_by_hand(f, x, v):
+    """H(x) @ v for a scalar function f: the gradient of (grad f(x)) · v."""
+    (g,) = grad(f(x), x, create_graph=True)
+    (hv,) = grad((g * v).sum(), x)
+    return hv
+
+
+# %% tags=["check"]
+def cubic_sum(t):
+    return (t ** 3).sum()
+
+
+def quadratic_form(t):
+    return t @ lucid.Tensor(A) @ t
+
+
+x_a = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
+x_b = lucid.Tensor([1.0, 2.0], requires_grad=True)
+check_function("Exercise 10.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
+               [(cubic_sum, x_a, lucid.Tensor([1.0, 0.0, 0.0])),
+                (cubic_sum, x_a, lucid.Tensor([1.0, 2.0, 3.0])),
+                (quadratic_form, x_a, lucid.Tensor([0.0, 1.0, -1.0])),
+                (f_xy, x_b, lucid.Tensor([1.0, 1.0]))],
+               hint="the gradient of g·v with respect to x is H v, because H is the Jacobian "
+                    "of g. The first grad needs create_graph=True, or g has no graph to "
+                    "differentiate.")
+
+# %% [markdown]
+# **Next:** back to [00 · Start here](00_start_here.ipynb), where the course lists the chapters
+# that come next.

@@ -1,63 +1,58 @@
-"""Build (and execute) notebook 09 from the cell list below.
+# %% [markdown]
+# # 09 · The rest of the catalogue: layers, losses, optimizers, schedulers, data
+#
+# Chapters 07 and 08 trained real models with a handful of pieces: `Linear`, `Conv2d`,
+# `cross_entropy`, SGD. Lucid has more, with PyTorch's names and shapes. This chapter is a guided
+# tour of the rest of the shelf. Each section is short and stands on its own: one idea, and a cell
+# whose output checks it - a shape against its formula, a value against NumPy, or a plot.
+#
+# | § | what | from |
+# |---|---|---|
+# | 1 | random numbers: `rand`, `randn`, `uniform`, `bernoulli` ... | `lucid.random` |
+# | 2 | 1-D convolution, pooling, transposed convolution, adaptive pooling | `lucid.nn` |
+# | 3 | normalisation: BatchNorm vs LayerNorm vs GroupNorm | `lucid.nn` |
+# | 4 | dropout | `lucid.nn` |
+# | 5 | embeddings and `one_hot` | `lucid.nn`, `lucid.nn.functional` |
+# | 6 | activations and their derivatives | `lucid.nn` |
+# | 7 | multi-head attention | `lucid.nn` |
+# | 8 | `ModuleDict` | `lucid.nn` |
+# | 9 | losses, and the shape mistake they refuse | `lucid.nn` |
+# | 10 | weight initialisation | `lucid.nn.init` |
+# | 11 | optimizers, param groups, optimizer state | `lucid.optim` |
+# | 12 | learning-rate schedules | `lucid.optim.lr_scheduler` |
+# | 13 | datasets and loaders | `lucid.data` |
+# | 14 | LeNet-5 | `lucid.models` |
+#
+# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb) and
+# [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb); the sections can be read in any order.
 
-    .venv/bin/python notebooks/_build/build_09.py
+# %%
+import math
+import warnings
 
-Cells tagged nbval-check-output are checked by nbval; keep their output
-deterministic (no timings, addresses or temp paths). Values that come out of a matrix multiply
-(attention weights, deep-network statistics) depend on the machine's BLAS in their last bits, so
-checked cells print comparisons and shapes for those, and the raw numbers sit in unchecked cells.
-"""
+import matplotlib.pyplot as plt
+import numpy as np
 
-from __future__ import annotations
+import lucid
+import lucid.nn as nn
+import lucid.nn.functional as F
+from lucid_viz.exercises import check, check_function
 
-from nbbuild import code, main, md
-from nbbuild import setup as shared_setup
+# On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
+# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+warnings.filterwarnings("ignore", message="MLX has no GPU")
 
-NAME = "09_layer_catalogue.ipynb"
+np.set_printoptions(precision=4, suppress=True)
+lucid.random.seed(0)
 
+# %% [markdown]
+# ## 1. Random numbers: one generator, any dtype, any device
+#
+# Everything random in Lucid - weight inits, dropout masks, data shuffling - draws from **one**
+# NumPy generator inside `lucid.random`, so `lucid.random.seed(n)` makes a whole program
+# repeatable. Every sampler takes `dtype=` and `device=`:
 
-def setup(*imports: str) -> str:
-    """The shared first cell, with NumPy's print options for the catalogue's tables."""
-    return shared_setup(*imports, then="np.set_printoptions(precision=4, suppress=True)\n")
-
-
-CELLS = [
-    md("""
-# 09 · The rest of the catalogue: layers, losses, optimizers, schedulers, data
-
-Notebooks 07 and 08 trained real models with a handful of pieces: `Linear`, `Conv2d`,
-`cross_entropy`, SGD. Lucid has more, with PyTorch's names and shapes. This chapter is a guided
-tour of the rest of the shelf. Each section is short and stands on its own: one idea, and a cell
-whose output checks it - a shape against its formula, a value against NumPy, or a plot.
-
-| § | what | from |
-|---|---|---|
-| 1 | random numbers: `rand`, `randn`, `uniform`, `bernoulli` ... | `lucid.random` |
-| 2 | 1-D convolution, pooling, transposed convolution, adaptive pooling | `lucid.nn` |
-| 3 | normalisation: BatchNorm vs LayerNorm vs GroupNorm | `lucid.nn` |
-| 4 | dropout | `lucid.nn` |
-| 5 | embeddings and `one_hot` | `lucid.nn`, `lucid.nn.functional` |
-| 6 | activations and their derivatives | `lucid.nn` |
-| 7 | multi-head attention | `lucid.nn` |
-| 8 | `ModuleDict` | `lucid.nn` |
-| 9 | losses, and the shape mistake they refuse | `lucid.nn` |
-| 10 | weight initialisation | `lucid.nn.init` |
-| 11 | optimizers, param groups, optimizer state | `lucid.optim` |
-| 12 | learning-rate schedules | `lucid.optim.lr_scheduler` |
-| 13 | datasets and loaders | `lucid.data` |
-| 14 | LeNet-5 | `lucid.models` |
-"""),
-    code(setup("import math", "", "import matplotlib.pyplot as plt", "import numpy as np", "",
-               "import lucid", "import lucid.nn as nn", "import lucid.nn.functional as F")),
-    # ---------------------------------------------------------------------------------- 1
-    md("""
-## 1. Random numbers: one generator, any dtype, any device
-
-Everything random in Lucid - weight inits, dropout masks, data shuffling - draws from **one**
-NumPy generator inside `lucid.random`, so `lucid.random.seed(n)` makes a whole program
-repeatable. Every sampler takes `dtype=` and `device=`:
-"""),
-    code('''
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 samples = {
     "rand(2, 3)": lucid.random.rand(2, 3),
@@ -71,13 +66,13 @@ samples = {
 for name, t in samples.items():
     print(f"{name:42s} shape={str(t.shape):7s} {t.dtype.name:8s} {t.device}  "
           f"{t.numpy().ravel()[:3]}")
-''', check=True),
-    md("""
-Each sampler draws from a known distribution, so with many samples its mean and variance must
-come close to the textbook values ($U[a, b)$ has variance $(b-a)^2/12$, a coin with
-$P(1) = p$ has mean $p$, the integers $0..5$ have mean $2.5$):
-"""),
-    code('''
+
+# %% [markdown]
+# Each sampler draws from a known distribution, so with many samples its mean and variance must
+# come close to the textbook values ($U[a, b)$ has variance $(b-a)^2/12$, a coin with
+# $P(1) = p$ has mean $p$, the integers $0..5$ have mean $2.5$):
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(1)
 n = 200_000
 rows = [
@@ -94,13 +89,13 @@ for name, t, mean, var in rows:
 
 perm = lucid.random.permutation(10).numpy()
 print("permutation(10):", perm, " sorted back:", np.array_equal(np.sort(perm), np.arange(10)))
-''', check=True),
-    md("""
-The generator is NumPy's, and MLX never draws a number: the values are drawn first and only
-*then* placed on the device. So the same seed gives the same numbers on `"cpu"` and on
-`"gpu"` - useful when you compare the two devices (notebook 04).
-"""),
-    code('''
+
+# %% [markdown]
+# The generator is NumPy's, and MLX never draws a number: the values are drawn first and only
+# *then* placed on the device. So the same seed gives the same numbers on `"cpu"` and on
+# `"gpu"` - useful when you compare the two devices (notebook 04).
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(7)
 on_cpu = lucid.random.randn(4, dtype=lucid.Float32, device="cpu")
 lucid.random.seed(7)
@@ -109,23 +104,22 @@ on_gpu = lucid.random.randn(4, dtype=lucid.Float32, device="gpu")
 print(on_cpu.device, on_cpu.numpy())
 print(on_gpu.device, on_gpu.numpy())
 print("identical:", np.array_equal(on_cpu.numpy(), on_gpu.numpy()))
-''', check=True),
-    # ---------------------------------------------------------------------------------- 2
-    md(r"""
-## 2. Convolutions and pooling: shape arithmetic
 
-### `Conv1d`: convolution along a sequence
+# %% [markdown]
+# ## 2. Convolutions and pooling: shape arithmetic
+#
+# ### `Conv1d`: convolution along a sequence
+#
+# `Conv2d` (notebook 08) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
+# sequence `(N, C, L)` - audio, a time series, text embeddings. The output length follows the same
+# formula as each side of an image:
+#
+# $$L_{out} = \left\lfloor \frac{L + 2p - d\,(k-1) - 1}{s} \right\rfloor + 1$$
+#
+# (kernel $k$, stride $s$, padding $p$, dilation $d$). The weight is
+# `(out_channels, in_channels, k)`.
 
-`Conv2d` (notebook 08) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
-sequence `(N, C, L)` - audio, a time series, text embeddings. The output length follows the same
-formula as each side of an image:
-
-$$L_{out} = \left\lfloor \frac{L + 2p - d\,(k-1) - 1}{s} \right\rfloor + 1$$
-
-(kernel $k$, stride $s$, padding $p$, dilation $d$). The weight is
-`(out_channels, in_channels, k)`.
-"""),
-    code('''
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 seq = lucid.random.randn(2, 3, 50, dtype=lucid.Float32)     # N=2 sequences, 3 channels, L=50
 
@@ -138,15 +132,15 @@ for k, s, p, d in [(3, 1, 0, 1), (3, 1, 1, 1), (5, 2, 2, 1), (3, 1, 0, 4), (7, 3
     out = conv(seq)
     print(f"{str(conv):62s} {str(out.shape):12s} L_out = {l_out(50, k, s, p, d)}")
 print("weight:", conv.weight.shape, " bias:", conv.bias.shape)
-''', check=True),
-    md("""
-### `MaxPool1d` and `AvgPool1d`
 
-Pooling has no weights: it summarises each window by its maximum or its mean. The stride
-defaults to the window size, so `MaxPool1d(2)` halves the length. On a sequence small enough to
-check by eye, against NumPy:
-"""),
-    code('''
+# %% [markdown]
+# ### `MaxPool1d` and `AvgPool1d`
+#
+# Pooling has no weights: it summarises each window by its maximum or its mean. The stride
+# defaults to the window size, so `MaxPool1d(2)` halves the length. On a sequence small enough to
+# check by eye, against NumPy:
+
+# %% tags=["nbval-check-output"]
 x = lucid.Tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0, 6.0, 2.0]]])      # (N=1, C=1, L=8)
 a = x.numpy()[0, 0]
 
@@ -157,18 +151,18 @@ print(f"{'AvgPool1d(2)':23s}", nn.AvgPool1d(2)(x).numpy()[0, 0],
       "  NumPy:", a.reshape(4, 2).mean(axis=1))
 print(f"{'MaxPool1d(3, stride=1)':23s}", nn.MaxPool1d(3, stride=1)(x).numpy()[0, 0],
       "  NumPy:", np.array([a[i:i + 3].max() for i in range(6)]))
-''', check=True),
-    md(r"""
-### `ConvTranspose2d`: upsampling
 
-A strided convolution makes an image smaller; a **transposed convolution** makes it larger, which
-is what decoders, U-Nets and GAN generators need. Its output size is
+# %% [markdown]
+# ### `ConvTranspose2d`: upsampling
+#
+# A strided convolution makes an image smaller; a **transposed convolution** makes it larger, which
+# is what decoders, U-Nets and GAN generators need. Its output size is
+#
+# $$H_{out} = (H - 1)\,s - 2p + d\,(k-1) + \text{output\_padding} + 1$$
+#
+# The popular recipe `kernel_size=4, stride=2, padding=1` gives exactly $2H$:
 
-$$H_{out} = (H - 1)\,s - 2p + d\,(k-1) + \text{output\_padding} + 1$$
-
-The popular recipe `kernel_size=4, stride=2, padding=1` gives exactly $2H$:
-"""),
-    code('''
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 
 def h_out(H, k, s=1, p=0, op=0, d=1):
@@ -180,15 +174,15 @@ for H in (4, 7, 14):
     z = lucid.random.randn(1, 16, H, H, dtype=lucid.Float32)
     _, _, Ho, Wo = up(z).shape
     print(f"  {f'{H}x{H}':>5s} -> {f'{Ho}x{Wo}':5s}  formula: {h_out(H, k=4, s=2, p=1)}")
-''', check=True),
-    md("""
-Why "transposed"? A convolution is a linear map $y = Cx$; the transposed convolution applies
-$C^T$. And $C^T$ is exactly what backward needs: the gradient of a convolution with respect to
-its *input* is the transposed convolution of the upstream gradient, with the same weight. Lucid's
-autograd and `F.conv_transpose2d` agree. (`output_padding=1` picks 8 rather than 7 rows: with
-stride 2, inputs of height 7 and 8 both give 4 output rows, so the transposed op needs the hint.)
-"""),
-    code('''
+
+# %% [markdown]
+# Why "transposed"? A convolution is a linear map $y = Cx$; the transposed convolution applies
+# $C^T$. And $C^T$ is exactly what backward needs: the gradient of a convolution with respect to
+# its *input* is the transposed convolution of the upstream gradient, with the same weight. Lucid's
+# autograd and `F.conv_transpose2d` agree. (`output_padding=1` picks 8 rather than 7 rows: with
+# stride 2, inputs of height 7 and 8 both give 4 output rows, so the transposed op needs the hint.)
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 x = lucid.random.randn(1, 2, 8, 8, requires_grad=True)
 w = lucid.random.randn(3, 2, 3, 3)                   # Conv2d weight: (out=3, in=2, 3, 3)
@@ -199,21 +193,21 @@ g = lucid.random.randn(*y.shape)                     # some upstream gradient
 ct = F.conv_transpose2d(g, w, stride=2, padding=1, output_padding=1)
 print("conv:", x.shape, "->", y.shape, "   transposed conv:", g.shape, "->", ct.shape)
 print("x.grad equals conv_transpose2d(g, w):", np.allclose(x.grad, ct.numpy()))
-''', check=True),
-    md("""
-### `AvgPool2d` and `AdaptiveAvgPool2d`
 
-`AvgPool2d(k)` averages each `k x k` tile. `AdaptiveAvgPool2d(out)` is told the **output** size
-instead and picks the windows itself, so any input size gives the same output shape. That is how
-a classifier head can accept images of any size; `AdaptiveAvgPool2d(1)` - global average pooling,
-the head of ResNet - is just the mean over H and W.
-"""),
-    code('''
+# %% [markdown]
+# ### `AvgPool2d` and `AdaptiveAvgPool2d`
+#
+# `AvgPool2d(k)` averages each `k x k` tile. `AdaptiveAvgPool2d(out)` is told the **output** size
+# instead and picks the windows itself, so any input size gives the same output shape. That is how
+# a classifier head can accept images of any size; `AdaptiveAvgPool2d(1)` - global average pooling,
+# the head of ResNet - is just the mean over H and W.
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 tile = lucid.Tensor(np.arange(16.0).reshape(1, 1, 4, 4))
 print(tile.numpy()[0, 0])
-print("AvgPool2d(2):\\n", nn.AvgPool2d(2)(tile).numpy()[0, 0])
-print("NumPy tiles: \\n", tile.numpy()[0, 0].reshape(2, 2, 2, 2).mean(axis=(1, 3)))
+print("AvgPool2d(2):\n", nn.AvgPool2d(2)(tile).numpy()[0, 0])
+print("NumPy tiles: \n", tile.numpy()[0, 0].reshape(2, 2, 2, 2).mean(axis=(1, 3)))
 
 pool, gap = nn.AdaptiveAvgPool2d((2, 3)), nn.AdaptiveAvgPool2d(1)
 for H, W in [(7, 7), (10, 13), (32, 32)]:
@@ -221,34 +215,33 @@ for H, W in [(7, 7), (10, 13), (32, 32)]:
     same = np.allclose(gap(img).numpy()[:, :, 0, 0], img.numpy().mean(axis=(2, 3)), atol=1e-6)
     print(f"{H:2d}x{W:<2d}: AdaptiveAvgPool2d((2, 3)) -> {pool(img).shape}, "
           f"AdaptiveAvgPool2d(1) -> {gap(img).shape}, equals the mean over H, W: {same}")
-''', check=True),
-    # ---------------------------------------------------------------------------------- 3
-    md(r"""
-## 3. Normalisation: which axes?
 
-All three normalisation layers compute the same thing,
+# %% [markdown]
+# ## 3. Normalisation: which axes?
+#
+# All three normalisation layers compute the same thing,
+#
+# $$y = \frac{x - \text{mean}}{\sqrt{\text{var} + \varepsilon}} \cdot \gamma + \beta,$$
+#
+# and differ only in **which elements share one mean and variance**. For an input
+# `(N, C, H, W)`:
+#
+# | layer | statistics over | one statistic per | depends on the batch? |
+# |---|---|---|---|
+# | `BatchNorm2d(C)` | N, H, W | channel | yes (and keeps running averages, notebook 06) |
+# | `LayerNorm((C, H, W))` | C, H, W | sample | no |
+# | `GroupNorm(G, C)` | C/G channels, H, W | sample and group of channels | no |
+#
+# The picture below colours the `N x C` grid by which statistic each `(sample, channel)` slice
+# uses (every slice also spans its whole `H x W` image):
 
-$$y = \frac{x - \text{mean}}{\sqrt{\text{var} + \varepsilon}} \cdot \gamma + \beta,$$
-
-and differ only in **which elements share one mean and variance**. For an input
-`(N, C, H, W)`:
-
-| layer | statistics over | one statistic per | depends on the batch? |
-|---|---|---|---|
-| `BatchNorm2d(C)` | N, H, W | channel | yes (and keeps running averages, notebook 06) |
-| `LayerNorm((C, H, W))` | C, H, W | sample | no |
-| `GroupNorm(G, C)` | C/G channels, H, W | sample and group of channels | no |
-
-The picture below colours the `N x C` grid by which statistic each `(sample, channel)` slice
-uses (every slice also spans its whole `H x W` image):
-"""),
-    code('''
+# %%
 N, C, G = 4, 6, 2
 sample, channel = np.meshgrid(np.arange(N), np.arange(C), indexing="ij")
 groups = {
-    "BatchNorm2d(6)\\nper channel": channel,
-    "LayerNorm((6, H, W))\\nper sample": sample,
-    "GroupNorm(2, 6)\\nper sample and group": sample * G + channel // (C // G),
+    "BatchNorm2d(6)\nper channel": channel,
+    "LayerNorm((6, H, W))\nper sample": sample,
+    "GroupNorm(2, 6)\nper sample and group": sample * G + channel // (C // G),
 }
 fig, axes = plt.subplots(1, 3, figsize=(10, 2.8))
 for ax, (title, ids) in zip(axes, groups.items()):
@@ -258,13 +251,13 @@ for ax, (title, ids) in zip(axes, groups.items()):
     ax.set(title=title, xlabel="channel c", ylabel="sample n", xticks=range(C), yticks=range(N))
 fig.tight_layout()
 plt.show()
-'''),
-    md(r"""
-Now the layers themselves, each checked against that formula written in NumPy (at
-initialisation $\gamma = 1$, $\beta = 0$; variances are the biased ones, dividing by the count).
-Notice the number of statistics: 6 for BatchNorm, 4 for LayerNorm, 4 x 2 = 8 for GroupNorm.
-"""),
-    code('''
+
+# %% [markdown]
+# Now the layers themselves, each checked against that formula written in NumPy (at
+# initialisation $\gamma = 1$, $\beta = 0$; variances are the biased ones, dividing by the count).
+# Notice the number of statistics: 6 for BatchNorm, 4 for LayerNorm, 4 x 2 = 8 for GroupNorm.
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 x = lucid.random.randn(4, 6, 3, 3, dtype=lucid.Float32) * 3 + 1
 a = x.numpy()
@@ -283,31 +276,30 @@ for name, layer, ref, axes, count in checks:
     out = layer(x).numpy()
     print(f"{name:21s} normalises over ({axes}): {count} statistics,  "
           f"matches NumPy: {np.allclose(out, ref, atol=1e-5)}")
-''', check=True),
-    md("""
-Two special cases of GroupNorm: one group is LayerNorm over `(C, H, W)`, and one group per
-channel is *instance norm* (each image's channel on its own, popular in style transfer):
-"""),
-    code('''
+
+# %% [markdown]
+# Two special cases of GroupNorm: one group is LayerNorm over `(C, H, W)`, and one group per
+# channel is *instance norm* (each image's channel on its own, popular in style transfer):
+
+# %% tags=["nbval-check-output"]
 one_group = nn.GroupNorm(1, 6)(x).numpy()
 print("GroupNorm(1, 6) == LayerNorm((6, 3, 3)):",
       np.allclose(one_group, nn.LayerNorm((6, 3, 3))(x).numpy(), atol=1e-6))
 print("GroupNorm(6, 6) == per-(sample, channel) norm:",
       np.allclose(nn.GroupNorm(6, 6)(x).numpy(), normalise(a, (2, 3)), atol=1e-5))
-''', check=True),
-    md("""
-In a transformer, `LayerNorm(E)` normalises each token's `E` features, `(N, L, E)` ->
-statistics over the last axis only; it works the same at batch size 1, which BatchNorm does not.
-"""),
-    # ---------------------------------------------------------------------------------- 4
-    md("""
-## 4. Dropout: train vs eval
 
-In training, `Dropout(p)` zeroes each element with probability `p` and multiplies the survivors
-by $1/(1-p)$, so the **expected** value of every element is unchanged. After `.eval()` it is the
-identity. The mask is drawn from `lucid.random`, so a seed reproduces it:
-"""),
-    code('''
+# %% [markdown]
+# In a transformer, `LayerNorm(E)` normalises each token's `E` features, `(N, L, E)` ->
+# statistics over the last axis only; it works the same at batch size 1, which BatchNorm does not.
+
+# %% [markdown]
+# ## 4. Dropout: train vs eval
+#
+# In training, `Dropout(p)` zeroes each element with probability `p` and multiplies the survivors
+# by $1/(1-p)$, so the **expected** value of every element is unchanged. After `.eval()` it is the
+# identity. The mask is drawn from `lucid.random`, so a seed reproduces it:
+
+# %% tags=["nbval-check-output"]
 drop = nn.Dropout(p=0.25)
 ones = lucid.ones(2, 8)
 
@@ -320,29 +312,28 @@ print("survivors are scaled by 1 / (1 - p) =", 1 / (1 - 0.25))
 lucid.random.seed(3)
 print("same seed, same mask:", np.array_equal(drop(ones).numpy(), first))
 print("next call, a new mask:", not np.array_equal(drop(ones).numpy(), first))
-''', check=True),
-    md("""
-On many elements the fraction dropped is close to `p` and the mean stays close to 1. In
-evaluation mode nothing is dropped and nothing is scaled:
-"""),
-    code('''
+
+# %% [markdown]
+# On many elements the fraction dropped is close to `p` and the mean stays close to 1. In
+# evaluation mode nothing is dropped and nothing is scaled:
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 many = drop(lucid.ones(100_000)).numpy()
 print(f"fraction zeroed: {(many == 0).mean():.4f}   mean: {many.mean():.4f}")
 
 drop.eval()
 print("eval mode:", drop(ones).numpy()[0])
-''', check=True),
-    # ---------------------------------------------------------------------------------- 5
-    md("""
-## 5. Embeddings and `one_hot`
 
-`nn.Embedding(num_embeddings, embedding_dim)` is a learnable table with one row per token id;
-`emb(ids)` looks up rows, so `(N, L)` ids give `(N, L, E)` vectors. A lookup is a matrix product
-in disguise: `F.one_hot(ids, num_classes, dtype=...)` turns each id into a row of zeros with a
-single 1, and that row times the table *is* the looked-up row.
-"""),
-    code('''
+# %% [markdown]
+# ## 5. Embeddings and `one_hot`
+#
+# `nn.Embedding(num_embeddings, embedding_dim)` is a learnable table with one row per token id;
+# `emb(ids)` looks up rows, so `(N, L)` ids give `(N, L, E)` vectors. A lookup is a matrix product
+# in disguise: `F.one_hot(ids, num_classes, dtype=...)` turns each id into a row of zeros with a
+# single 1, and that row times the table *is* the looked-up row.
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 emb = nn.Embedding(num_embeddings=10, embedding_dim=4)
 ids = lucid.tensor([[1, 4, 4], [9, 0, 1]])                 # (N=2 sentences, L=3 tokens)
@@ -350,29 +341,29 @@ ids = lucid.tensor([[1, 4, 4], [9, 0, 1]])                 # (N=2 sentences, L=3
 vectors = emb(ids)
 hot = F.one_hot(ids, num_classes=10, dtype=lucid.Float32)  # (2, 3, 10)
 print("ids", ids.shape, "-> vectors", vectors.shape, "   one_hot:", hot.shape, hot.dtype)
-print("one_hot(ids)[0]:\\n", hot.numpy()[0])
+print("one_hot(ids)[0]:\n", hot.numpy()[0])
 print("one_hot(ids) @ weight == emb(ids):", np.array_equal((hot @ emb.weight).numpy(),
                                                            vectors.numpy()))
-''', check=True),
-    md("""
-The gradient tells the same story: only rows that were looked up receive a gradient, and a row
-used twice gets twice the gradient. (That is why embedding tables are cheap to train: each step
-touches only the rows of the tokens in the batch.)
-"""),
-    code('''
+
+# %% [markdown]
+# The gradient tells the same story: only rows that were looked up receive a gradient, and a row
+# used twice gets twice the gradient. (That is why embedding tables are cheap to train: each step
+# touches only the rows of the tokens in the batch.)
+
+# %% tags=["nbval-check-output"]
 vectors.sum().backward()
 print("gradient of each row (column 0):", emb.weight.grad[:, 0])
 print("how often each id occurs:       ", np.bincount(ids.numpy().ravel(), minlength=10))
-''', check=True),
-    # ---------------------------------------------------------------------------------- 6
-    md(r"""
-## 6. Activations and their derivatives
 
-An activation's *derivative* decides how gradients flow through it. We do not need to derive
-them by hand: for an elementwise $y_i = f(x_i)$, the gradient of $\sum_i y_i$ with respect to
-$x_i$ is exactly $f'(x_i)$, so one `backward()` gives the derivative at every point.
-"""),
-    code('''
+
+# %% [markdown]
+# ## 6. Activations and their derivatives
+#
+# An activation's *derivative* decides how gradients flow through it. We do not need to derive
+# them by hand: for an elementwise $y_i = f(x_i)$, the gradient of $\sum_i y_i$ with respect to
+# $x_i$ is exactly $f'(x_i)$, so one `backward()` gives the derivative at every point.
+
+# %%
 def value_and_slope(act, xs):
     """f(xs) and f'(xs), the derivative computed by Lucid's autograd."""
     x = lucid.Tensor(xs, requires_grad=True)
@@ -402,14 +393,14 @@ for ax in (ax_f, ax_d):
 ax_d.legend(fontsize=8)
 fig.tight_layout()
 plt.show()
-'''),
-    md("""
-What to read off the plot: Sigmoid's slope is at most 1/4 and Tanh's at most 1, and both vanish
-for large $|x|$ (saturation: deep stacks of them train slowly). LeakyReLU never has a zero slope,
-so its units cannot die (notebook 07). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
-SiLU even dip below zero. Each derivative matches its textbook formula:
-"""),
-    code('''
+
+# %% [markdown]
+# What to read off the plot: Sigmoid's slope is at most 1/4 and Tanh's at most 1, and both vanish
+# for large $|x|$ (saturation: deep stacks of them train slowly). LeakyReLU never has a zero slope,
+# so its units cannot die (notebook 07). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
+# SiLU even dip below zero. Each derivative matches its textbook formula:
+
+# %% tags=["nbval-check-output"]
 sig = 1 / (1 + np.exp(-xs))
 Phi = 0.5 * (1 + np.vectorize(math.erf)(xs / math.sqrt(2)))       # standard normal CDF
 phi = np.exp(-xs**2 / 2) / math.sqrt(2 * math.pi)                 # and its density
@@ -424,14 +415,14 @@ formulas = {
 for name, (text, expected) in formulas.items():
     _, df = value_and_slope(activations[name], xs)
     print(f"{name:15s} f'(x) = {text:20s} autograd matches: {np.allclose(df, expected)}")
-''', check=True),
-    md("""
-`Softmax` is the vector-valued one: it turns a row of scores into probabilities (positive, sum
-to 1). Adding a constant to every score changes nothing - which is how it is computed stably -
-and dividing the scores by a *temperature* $T$ flattens ($T > 1$) or sharpens ($T < 1$) the
-distribution.
-"""),
-    code('''
+
+# %% [markdown]
+# `Softmax` is the vector-valued one: it turns a row of scores into probabilities (positive, sum
+# to 1). Adding a constant to every score changes nothing - which is how it is computed stably -
+# and dividing the scores by a *temperature* $T$ flattens ($T > 1$) or sharpens ($T < 1$) the
+# distribution.
+
+# %% tags=["nbval-check-output"]
 scores = lucid.Tensor([[2.0, 1.0, 0.1, -1.0]])
 softmax = nn.Softmax(axis=-1)
 e = np.exp(scores.numpy())
@@ -441,19 +432,18 @@ print("row sum          ", softmax(scores).numpy().sum())
 print("softmax(z + 100) ", softmax(scores + 100).numpy()[0])
 for T in (0.5, 2.0):
     print(f"softmax(z / {T})  ", softmax(scores / T).numpy()[0])
-''', check=True),
-    # ---------------------------------------------------------------------------------- 7
-    md("""
-## 7. Multi-head attention
 
-`nn.MultiHeadAttention(embed_dim, num_heads)` is the core of a transformer. Every position of
-the query sequence asks "which positions of the key sequence are relevant to me?", turns the
-answer into weights with a softmax, and returns the weighted average of the values. With $h$
-heads this happens $h$ times in parallel, each in a subspace of size $E/h$. Inputs are
-`(N, L, E)` (batch first, Lucid's default); it returns the output and the attention weights
-(averaged over the heads).
-"""),
-    code('''
+# %% [markdown]
+# ## 7. Multi-head attention
+#
+# `nn.MultiHeadAttention(embed_dim, num_heads)` is the core of a transformer. Every position of
+# the query sequence asks "which positions of the key sequence are relevant to me?", turns the
+# answer into weights with a softmax, and returns the weighted average of the values. With $h$
+# heads this happens $h$ times in parallel, each in a subspace of size $E/h$. Inputs are
+# `(N, L, E)` (batch first, Lucid's default); it returns the output and the attention weights
+# (averaged over the heads).
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 mha = nn.MultiHeadAttention(embed_dim=8, num_heads=2)
 tokens = lucid.random.randn(3, 5, 8, dtype=lucid.Float32)       # N=3 sequences of L=5 tokens
@@ -464,35 +454,35 @@ print("head size E/h =", mha.head_dim)
 for name, p in mha.named_parameters():
     print(f"  {name:18s} {p.shape}")
 print("each row of weights sums to 1:", np.allclose(weights.numpy().sum(axis=-1), 1, atol=1e-6))
-''', check=True),
-    md("""
-A language model must not look at future tokens. `is_causal=True` blocks every key after the
-query's own position: the weights become lower-triangular, and the first token can only attend
-to itself.
-"""),
-    code('''
+
+# %% [markdown]
+# A language model must not look at future tokens. `is_causal=True` blocks every key after the
+# query's own position: the weights become lower-triangular, and the first token can only attend
+# to itself.
+
+# %%
 _, causal = mha(tokens, tokens, tokens, is_causal=True)
 w0 = causal.numpy()[0]
 print(w0.round(2))
-''', check=False),
-    code('''
+
+# %% tags=["nbval-check-output"]
 print("above the diagonal all zero:", np.all(np.triu(causal.numpy(), k=1) == 0))
 print("rows still sum to 1:        ", np.allclose(causal.numpy().sum(axis=-1), 1, atol=1e-6))
 print("first token attends to itself only:", np.allclose(w0[0], [1, 0, 0, 0, 0]))
 _, per_head = mha(tokens, tokens, tokens, average_attn_weights=False)
 print("per-head weights:", per_head.shape, "(N, heads, L, S)")
-''', check=True),
-    # ---------------------------------------------------------------------------------- 8
-    md("""
-## 8. `ModuleDict`: sub-modules by name
 
-`Sequential` runs modules in order and `ModuleList` holds a list; `ModuleDict` holds modules
-under **names**, for models that choose a part at run time - here one shared body and a head per
-task. A plain Python `dict` would look the same, but `Module.__setattr__` only registers
-`Module`s (notebook 06): the heads inside a plain dict are invisible to `parameters()`, so an
-optimizer would never train them, and `state_dict()` would never save them - and nothing fails.
-"""),
-    code('''
+
+# %% [markdown]
+# ## 8. `ModuleDict`: sub-modules by name
+#
+# `Sequential` runs modules in order and `ModuleList` holds a list; `ModuleDict` holds modules
+# under **names**, for models that choose a part at run time - here one shared body and a head per
+# task. A plain Python `dict` would look the same, but `Module.__setattr__` only registers
+# `Module`s (notebook 06): the heads inside a plain dict are invisible to `parameters()`, so an
+# optimizer would never train them, and `state_dict()` would never save them - and nothing fails.
+
+# %% tags=["nbval-check-output"]
 class MultiTask(nn.Module):
     def __init__(self, plain_dict=False):
         super().__init__()
@@ -514,25 +504,24 @@ hidden = MultiTask(plain_dict=True)
 print("with a plain dict the model still runs:", hidden(x, "digit").shape)
 print("parameters with ModuleDict:", sum(p.size for p in model.parameters()),
       "  with a plain dict:", sum(p.size for p in hidden.parameters()))
-''', check=True),
-    # ---------------------------------------------------------------------------------- 9
-    md(r"""
-## 9. Losses, checked against NumPy
 
-| loss | takes | per-sample loss |
-|---|---|---|
-| `MSELoss` | predictions, targets of the same shape | $d^2$ with $d = x - y$ |
-| `HuberLoss(delta)` | the same | $d^2/2$ while $\lvert d\rvert<\delta$, then linear |
-| `CrossEntropyLoss` | logits `(N, C)`; ids `(N,)` or probabilities | $-\log\mathrm{softmax}(x)_y$ |
-| `NLLLoss` | log-probabilities `(N, C)`, class ids `(N,)` | $-x_y$ |
-| `BCELoss` | probabilities $p$, 0/1 targets of the same shape | $-[y \log p + (1-y)\log(1-p)]$ |
-| `BCEWithLogitsLoss` | logits $x$, 0/1 targets of the same shape | the same with $p = \sigma(x)$ |
+# %% [markdown]
+# ## 9. Losses, checked against NumPy
+#
+# | loss | takes | per-sample loss |
+# |---|---|---|
+# | `MSELoss` | predictions, targets of the same shape | $d^2$ with $d = x - y$ |
+# | `HuberLoss(delta)` | the same | $d^2/2$ while $\lvert d\rvert<\delta$, then linear |
+# | `CrossEntropyLoss` | logits `(N, C)`; ids or probabilities | $-\log \mathrm{softmax}(x)_y$ |
+# | `NLLLoss` | log-probabilities `(N, C)`, class ids `(N,)` | $-x_y$ |
+# | `BCELoss` | probabilities $p$, 0/1 targets of the same shape | $-[y\log p + (1-y)\log(1-p)]$ |
+# | `BCEWithLogitsLoss` | logits $x$, 0/1 targets of the same shape | BCE's, $p = \sigma(x)$ |
+#
+# (Huber's linear part is $\delta(\lvert d\rvert-\delta/2)$, which joins the parabola smoothly.)
+# All average over the samples by default (`reduction="mean"`; also `"sum"` and `"none"`). Every
+# row of the table, computed by Lucid and by a few lines of NumPy:
 
-(Huber's linear part is $\delta(\lvert d\rvert-\delta/2)$, which joins the parabola smoothly.)
-All average over the samples by default (`reduction="mean"`; also `"sum"` and `"none"`). Every
-row of the table, computed by Lucid and by a few lines of NumPy:
-"""),
-    code('''
+# %% tags=["nbval-check-output"]
 pred = lucid.Tensor([2.5, 0.0, 2.0, 8.0])
 true = lucid.Tensor([3.0, -0.5, 2.0, 4.0])                 # the last one is an outlier
 logits = lucid.Tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0], [1.0, 1.0, 1.0], [-2.0, 4.0, 0.0]])
@@ -560,32 +549,32 @@ rows = [
 print(f"{'loss':26s} {'lucid':>9s} {'NumPy':>9s}")
 for name, loss, ref in rows:
     print(f"{name:26s} {loss.item():9.5f} {ref:9.5f}  {np.isclose(loss.item(), ref)}")
-''', check=True),
-    md(r"""
-Three lessons in that table. `CrossEntropyLoss` is `NLLLoss` after `log_softmax`, and a one-hot
-target gives the same value as the class id. `HuberLoss` is far smaller than MSE here because the
-outlier (8 vs 4) counts linearly, not squared - it pulls the model less. And `BCEWithLogitsLoss`
-equals `BCELoss(sigmoid(z))` - but only while the sigmoid can be represented. For a confident,
-wrong logit the sigmoid rounds to exactly 1.0, `log(1 - 1)` is $-\infty$, and `BCELoss` (like
-PyTorch's) clamps the log at -100; the logits version computes the same loss stably and gets it
-right. Prefer the logits losses.
-"""),
-    code('''
+
+# %% [markdown]
+# Three lessons in that table. `CrossEntropyLoss` is `NLLLoss` after `log_softmax`, and a one-hot
+# target gives the same value as the class id. `HuberLoss` is far smaller than MSE here because the
+# outlier (8 vs 4) counts linearly, not squared - it pulls the model less. And `BCEWithLogitsLoss`
+# equals `BCELoss(sigmoid(z))` - but only while the sigmoid can be represented. For a confident,
+# wrong logit the sigmoid rounds to exactly 1.0, `log(1 - 1)` is $-\infty$, and `BCELoss` (like
+# PyTorch's) clamps the log at -100; the logits version computes the same loss stably and gets it
+# right. Prefer the logits losses.
+
+# %% tags=["nbval-check-output"]
 z_big = lucid.Tensor([10.0, 50.0, 200.0])                  # confident...
 wrong = lucid.Tensor([0.0, 0.0, 0.0])                      # ...and wrong
 print("BCELoss(sigmoid(z))   :", nn.BCELoss(reduction="none")(F.sigmoid(z_big), wrong).numpy())
 print("BCEWithLogitsLoss(z)  :", nn.BCEWithLogitsLoss(reduction="none")(z_big, wrong).numpy())
 print("exact: log(1 + e^z)   :", np.log1p(np.exp(z_big.numpy())))
-''', check=True),
-    md("""
-### The shape mistake a loss refuses
 
-The most common silent bug in regression code: a model outputs `(N, 1)`, the targets are `(N,)`.
-In NumPy (or PyTorch, which only warns) `pred - target` **broadcasts** to `(N, N)` and the loss
-compares every prediction with every target - a number that is wrong, yet trains into something.
-Lucid's losses refuse different shapes, name both, and say how to fix it:
-"""),
-    code('''
+# %% [markdown]
+# ### The shape mistake a loss refuses
+#
+# The most common silent bug in regression code: a model outputs `(N, 1)`, the targets are `(N,)`.
+# In NumPy (or PyTorch, which only warns) `pred - target` **broadcasts** to `(N, N)` and the loss
+# compares every prediction with every target - a number that is wrong, yet trains into something.
+# Lucid's losses refuse different shapes, name both, and say how to fix it:
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 regressor = nn.Linear(3, 1)
 inputs, targets = lucid.random.randn(4, 3), lucid.random.randn(4)
@@ -599,30 +588,29 @@ except ValueError as err:
     print("ValueError:", err)
 
 print("fixed:", nn.MSELoss()(pred.squeeze(-1), targets).shape, "(a scalar)")
-''', check=True),
-    # ---------------------------------------------------------------------------------- 10
-    md(r"""
-## 10. Weight initialisation: the scale matters
 
-A layer $y = Wx$ with `fan_in` inputs adds up `fan_in` products, so
-$\mathrm{Var}(y) = \text{fan\_in} \cdot \mathrm{Var}(W) \cdot \mathrm{Var}(x)$. To keep
-signals the same size from layer to layer, $\mathrm{Var}(W)$ must be about $1/\text{fan\_in}$.
-`lucid.nn.init` fills a parameter in place (drawing from `lucid.random`) with:
+# %% [markdown]
+# ## 10. Weight initialisation: the scale matters
+#
+# A layer $y = Wx$ with `fan_in` inputs adds up `fan_in` products, so
+# $\mathrm{Var}(y) = \text{fan\_in} \cdot \mathrm{Var}(W) \cdot \mathrm{Var}(x)$. To keep
+# signals the same size from layer to layer, $\mathrm{Var}(W)$ must be about $1/\text{fan\_in}$.
+# `lucid.nn.init` fills a parameter in place (drawing from `lucid.random`) with:
+#
+# | initialiser | distribution | std |
+# |---|---|---|
+# | `xavier_uniform_(w)` | $U(-b, b)$ | $\sqrt{2 / (\text{fan\_in} + \text{fan\_out})}$ |
+# | `kaiming_uniform_(w, nonlinearity="relu")` | $U(-b, b)$ | $\sqrt{2 / \text{fan\_in}}$ |
+# | `uniform_(w, a, b)` | $U(a, b)$ | $(b - a)/\sqrt{12}$ |
+# | `normal_(w, mean, std)` | $N(\text{mean}, \text{std}^2)$ | std |
+# | `constant_(w, v)` | all $v$ | 0 |
+#
+# (Kaiming's factor 2 is for ReLU, which zeroes half of its inputs and so halves the variance.)
+#
+# `Linear` itself uses `kaiming_uniform_(w, a=sqrt(5))` (PyTorch's default), whose std is
+# $1/\sqrt{3\,\text{fan\_in}}$. The measured std of a `(256, 512)` weight, against the formula:
 
-| initialiser | distribution | std |
-|---|---|---|
-| `xavier_uniform_(w)` | $U(-b, b)$ | $\sqrt{2 / (\text{fan\_in} + \text{fan\_out})}$ |
-| `kaiming_uniform_(w, nonlinearity="relu")` | $U(-b, b)$ | $\sqrt{2 / \text{fan\_in}}$ |
-| `uniform_(w, a, b)` | $U(a, b)$ | $(b - a)/\sqrt{12}$ |
-| `normal_(w, mean, std)` | $N(\text{mean}, \text{std}^2)$ | std |
-| `constant_(w, v)` | all $v$ | 0 |
-
-(Kaiming's factor 2 is for ReLU, which zeroes half of its inputs and so halves the variance.)
-
-`Linear` itself uses `kaiming_uniform_(w, a=sqrt(5))` (PyTorch's default), whose std is
-$1/\sqrt{3\,\text{fan\_in}}$. The measured std of a `(256, 512)` weight, against the formula:
-"""),
-    code('''
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 layer = nn.Linear(512, 256)
 w = layer.weight
@@ -646,15 +634,16 @@ print(f"{'init':24s} {'std':>8s} {'formula':>8s}")
 for name, got, want in rows:
     print(f"{name:24s} {got:8.5f} {want:8.5f}")
 print("constant_(bias, 0.1):", np.unique(layer.bias.numpy()))
-''', check=True),
-    md(r"""
-Why it matters: push a batch through 20 `Linear + ReLU` layers and measure the size of the
-activations after each. With Kaiming's scale they stay of order 1 (they wander a little - each
-layer is a random matrix - but neither shrink nor grow layer after layer); with Xavier's (made
-for tanh, which does not halve the variance) they shrink by about $1/\sqrt 2$ per layer; with
-the small `normal_(std=0.02)` they vanish - and so would the gradients.
-"""),
-    code('''
+
+
+# %% [markdown]
+# Why it matters: push a batch through 20 `Linear + ReLU` layers and measure the size of the
+# activations after each. With Kaiming's scale they stay of order 1 (they wander a little - each
+# layer is a random matrix - but neither shrink nor grow layer after layer); with Xavier's (made
+# for tanh, which does not halve the variance) they shrink by about $1/\sqrt 2$ per layer; with
+# the small `normal_(std=0.02)` they vanish - and so would the gradients.
+
+# %%
 def activation_stds(init, depth=20, width=256):
     lucid.random.seed(0)
     h = lucid.random.randn(512, width, dtype=lucid.Float32)
@@ -681,20 +670,20 @@ for name, init in schemes.items():
 ax.set(xlabel="layer", ylabel="std of the activations", title="20 Linear + ReLU layers")
 ax.legend()
 plt.show()
-'''),
-    # ---------------------------------------------------------------------------------- 11
-    md(r"""
-## 11. Optimizers
 
-### Five update rules on one problem
+# %% [markdown]
+# ## 11. Optimizers
+#
+# ### Five update rules on one problem
+#
+# Every optimizer in `lucid.optim` is one update rule for one parameter; the base class
+# walks the parameters. To see the rules differ, let them all minimise the same function: the
+# **Rosenbrock** valley $f(x, y) = (1 - x)^2 + 100\,(y - x^2)^2$, minimum at $(1, 1)$ at the
+# bottom of a long, curved, flat-bottomed valley - easy to find, slow to follow.
 
-Every optimizer in `lucid.optim` is one update rule for one parameter (STYLE #7); the base class
-walks the parameters. To see the rules differ, let them all minimise the same function: the
-**Rosenbrock** valley $f(x, y) = (1 - x)^2 + 100\,(y - x^2)^2$, minimum at $(1, 1)$ at the
-bottom of a long, curved, flat-bottomed valley - easy to find, slow to follow.
-"""),
-    code('''
+# %% tags=["nbval-check-output"]
 from lucid.optim import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+
 
 def rosenbrock(p):
     return (1 - p[0]) ** 2 + 100 * (p[1] - p[0] ** 2) ** 2
@@ -727,8 +716,8 @@ runs = {name: minimise(make) for name, make in optimizers.items()}
 print(f"{'optimizer':18s} {'after 1000 steps':>18s} {'f':>9s}")
 for name, (path, losses) in runs.items():
     print(f"{name:18s} ({path[-1][0]:6.3f}, {path[-1][1]:6.3f})  {losses[-1]:9.1e}")
-''', check=True),
-    code('''
+
+# %%
 gx, gy = np.meshgrid(np.linspace(-2, 2, 300), np.linspace(-1, 3, 300))
 fig, (ax_p, ax_l) = plt.subplots(1, 2, figsize=(12, 4.5))
 ax_p.contour(gx, gy, np.log10((1 - gx) ** 2 + 100 * (gy - gx**2) ** 2 + 1e-3), levels=20,
@@ -744,31 +733,32 @@ ax_l.set(title="f along the way", xlabel="step", ylabel="f(x, y)")
 ax_l.legend(fontsize=8)
 fig.tight_layout()
 plt.show()
-'''),
-    md(r"""
-What the picture shows. Plain **SGD** crawls: its learning rate must be small for the steep
-walls of the valley, and is then tiny for its flat floor. **Momentum** adds up the small,
-consistent pushes along the floor into speed; **Nesterov** (the gradient taken one momentum step
-ahead) zigzags hard at first, then gets furthest of all. **Adam** divides each coordinate's step
-by a running RMS of its gradients, so steep and flat directions move at a similar pace;
-**AMSGrad** divides by the largest RMS seen so far, which makes it more cautious here.
-**RMSprop** is that normalisation without Adam's momentum: its steps stay about `lr` long, so it
-rattles across the valley floor (the spikes in its loss). **Adagrad** divides by the *sum* of
-all squared gradients so far: its first step is a full `lr = 1` in each coordinate (the jump to
-the top of the plot), and from then on its steps only shrink, so it stalls half-way. (Each
-learning rate is a sensible value for its rule, not a tuned one: the race illustrates the rules,
-it does not rank them.)
 
-### Weight decay: `SGD`, `Adam` and `AdamW`
 
-`weight_decay=` pulls every weight towards 0. To see the pull alone, use a loss whose gradient is
-0, from the weights `[1, 10]`. SGD subtracts `lr * wd * w`: each step multiplies the weights by
-$(1 - \text{lr}\cdot\text{wd})$. Adam adds `wd * w` to the gradient *before* its normalisation,
-which then divides it away: every weight moves by about `lr` per step, big or small. **AdamW**
-decouples the decay from the normalisation (Loshchilov & Hutter) and shrinks by the same factor
-as SGD - the behaviour you wanted when you asked for weight decay.
-"""),
-    code('''
+# %% [markdown]
+# What the picture shows. Plain **SGD** crawls: its learning rate must be small for the steep
+# walls of the valley, and is then tiny for its flat floor. **Momentum** adds up the small,
+# consistent pushes along the floor into speed; **Nesterov** (the gradient taken one momentum step
+# ahead) zigzags hard at first, then gets furthest of all. **Adam** divides each coordinate's step
+# by a running RMS of its gradients, so steep and flat directions move at a similar pace;
+# **AMSGrad** divides by the largest RMS seen so far, which makes it more cautious here.
+# **RMSprop** is that normalisation without Adam's momentum: its steps stay about `lr` long, so it
+# rattles across the valley floor (the spikes in its loss). **Adagrad** divides by the *sum* of
+# all squared gradients so far: its first step is a full `lr = 1` in each coordinate (the jump to
+# the top of the plot), and from then on its steps only shrink, so it stalls half-way. (Each
+# learning rate is a sensible value for its rule, not a tuned one: the race illustrates the rules,
+# it does not rank them.)
+#
+# ### Weight decay: `SGD`, `Adam` and `AdamW`
+#
+# `weight_decay=` pulls every weight towards 0. To see the pull alone, use a loss whose gradient is
+# 0, from the weights `[1, 10]`. SGD subtracts `lr * wd * w`: each step multiplies the weights by
+# $(1 - \text{lr}\cdot\text{wd})$. Adam adds `wd * w` to the gradient *before* its normalisation,
+# which then divides it away: every weight moves by about `lr` per step, big or small. **AdamW**
+# decouples the decay from the normalisation (Loshchilov & Hutter) and shrinks by the same factor
+# as SGD - the behaviour you wanted when you asked for weight decay.
+
+# %% tags=["nbval-check-output"]
 def decay_only(make_optimizer, steps=10):
     w = lucid.Tensor([1.0, 10.0], requires_grad=True)
     opt = make_optimizer([w])
@@ -784,16 +774,17 @@ print("AdamW(weight_decay=0.1)", decay_only(lambda ps: AdamW(ps, lr=lr, weight_d
 print("  (1 - lr*wd)^10 * w0  ", (1 - lr * wd) ** steps * np.array([1.0, 10.0]))
 print("Adam(weight_decay=0.1) ", decay_only(lambda ps: Adam(ps, lr=lr, weight_decay=wd)))
 print("  w0 - 10 * lr         ", np.array([1.0, 10.0]) - steps * lr)
-''', check=True),
-    md("""
-### The base class: `Optimizer(params, defaults)`
 
-A new optimizer is a subclass of `Optimizer` that passes its hyperparameters as `defaults` and
-writes `update`: given one parameter's array, its gradient, its state dict and its group's
-hyperparameters, return the new value (`xp` is NumPy, or `mlx.core` on "gpu"). Here is
-**signSGD**, which keeps only the sign of the gradient:
-"""),
-    code('''
+
+# %% [markdown]
+# ### The base class: `Optimizer(params, defaults)`
+#
+# A new optimizer is a subclass of `Optimizer` that passes its hyperparameters as `defaults` and
+# writes `update`: given one parameter's array, its gradient, its state dict and its group's
+# hyperparameters, return the new value (`xp` is NumPy, or `mlx.core` on "gpu"). Here is
+# **signSGD**, which keeps only the sign of the gradient:
+
+# %% tags=["nbval-check-output"]
 class SignSGD(Optimizer):
     """theta <- theta - lr * sign(g): every coordinate moves by exactly lr."""
 
@@ -818,25 +809,25 @@ for _ in range(1000):
     gy = 200 * (q[1] - q[0] ** 2)
     q = q - 0.01 * np.sign([gx, gy])
 print("same end point as the rule written in NumPy:", np.allclose(path[-1], q))
-''', check=True),
-    md(r"""
-The base class did the walking, the state and the checks; our rule is one line, and it
-matches the same rule written in NumPy. It follows this valley badly, though: each step moves
-every coordinate by exactly `lr`, i.e. along a diagonal, while the valley near $x = -1.44$ runs
-steeply ($y = x^2$ falls by about 2.9 for each 1 that $x$ gains), so the steps zigzag across it
-and barely advance. Adam is, roughly, a *smoothed* signSGD - $m/\sqrt{v} \approx
-\mathrm{sign}(g)$ while the gradient is steady - whose averaging cancels the zigzag out.
 
-The built-in optimizers take the same dict too - the spelling of the original Lucid (seed 000):
-`SGD(model.parameters(), defaults={"lr": 1e-2})` is `SGD(model.parameters(), lr=1e-2)`.
+# %% [markdown]
+# The base class did the walking, the state and the checks; our rule is one line, and it
+# matches the same rule written in NumPy. It follows this valley badly, though: each step moves
+# every coordinate by exactly `lr`, i.e. along a diagonal, while the valley near $x = -1.44$ runs
+# steeply ($y = x^2$ falls by about 2.9 for each 1 that $x$ gains), so the steps zigzag across it
+# and barely advance. Adam is, roughly, a *smoothed* signSGD - $m/\sqrt{v} \approx
+# \mathrm{sign}(g)$ while the gradient is steady - whose averaging cancels the zigzag out.
+#
+# The built-in optimizers take the same dict too (the spelling of the original Lucid):
+# `SGD(model.parameters(), defaults={"lr": 1e-2})` is `SGD(model.parameters(), lr=1e-2)`.
+#
+# ### Param groups
+#
+# Parameters live in **param groups**, each a dict with its own hyperparameters; what a group
+# leaves out comes from the defaults. The classic use: a small learning rate for a pretrained body
+# and a larger one for a new head. A scheduler (section 12) changes `group["lr"]` in place.
 
-### Param groups
-
-Parameters live in **param groups**, each a dict with its own hyperparameters; what a group
-leaves out comes from the defaults. The classic use: a small learning rate for a pretrained body
-and a larger one for a new head. A scheduler (section 12) changes `group["lr"]` in place.
-"""),
-    code('''
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 opt = SGD(model.parameters(), defaults={"lr": 1e-2})
@@ -848,17 +839,17 @@ opt = SGD([{"params": model[0].parameters(), "lr": 1e-3},      # body
 for i, group in enumerate(opt.param_groups):
     shapes = [p.shape for p in group["params"]]
     print(f"group {i}: lr={group['lr']}, momentum={group['momentum']}, params {shapes}")
-''', check=True),
-    md("""
-### Optimizer state: `state_dict()` and `load_state_dict()`
 
-Momentum buffers and Adam's moment estimates are **state**: stopping training and restarting
-with a fresh optimizer loses them, and the run continues differently. `opt.state_dict()` holds
-the state (NumPy arrays, saveable with `lucid.save`) and the param groups, each parameter
-replaced by its position. Below: 20 steps of training in one go, against 10 steps, a "restart"
-and 10 more - once restoring the optimizer state, once not.
-"""),
-    code('''
+# %% [markdown]
+# ### Optimizer state: `state_dict()` and `load_state_dict()`
+#
+# Momentum buffers and Adam's moment estimates are **state**: stopping training and restarting
+# with a fresh optimizer loses them, and the run continues differently. `opt.state_dict()` holds
+# the state (NumPy arrays, saveable with `lucid.save`) and the param groups, each parameter
+# replaced by its position. Below: 20 steps of training in one go, against 10 steps, a "restart"
+# and 10 more - once restoring the optimizer state, once not.
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 X = lucid.random.randn(64, 3)
 Y = X @ lucid.Tensor([[1.0], [-2.0], [0.5]]) + 0.1 * lucid.random.randn(64, 1)
@@ -893,19 +884,24 @@ for restore_optimizer in (True, False):
     same = np.array_equal(net_c.weight.numpy(), net_a.weight.numpy())
     print(f"restart, optimizer state restored={restore_optimizer!s:5s}: "
           f"same weights as the unbroken run: {same}")
-''', check=True),
-    # ---------------------------------------------------------------------------------- 12
-    md("""
-## 12. Learning-rate schedules
 
-A scheduler wraps an optimizer and rewrites each group's `lr` when you call `sched.step()` once
-per epoch (after that epoch's `opt.step()` calls). Five of them are closed-form functions of the
-epoch; `ReduceLROnPlateau` instead watches a metric (`sched.step(val_loss)`) and cuts the rate
-when it stops improving for `patience` epochs.
-"""),
-    code('''
-from lucid.optim.lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, MultiStepLR,
-                                      ReduceLROnPlateau, StepLR)
+# %% [markdown]
+# ## 12. Learning-rate schedules
+#
+# A scheduler wraps an optimizer and rewrites each group's `lr` when you call `sched.step()` once
+# per epoch (after that epoch's `opt.step()` calls). Five of them are closed-form functions of the
+# epoch; `ReduceLROnPlateau` instead watches a metric (`sched.step(val_loss)`) and cuts the rate
+# when it stops improving for `patience` epochs.
+
+# %% tags=["nbval-check-output"]
+from lucid.optim.lr_scheduler import (
+    CosineAnnealingLR,
+    ExponentialLR,
+    LambdaLR,
+    MultiStepLR,
+    ReduceLROnPlateau,
+    StepLR,
+)
 
 EPOCHS, LR = 40, 0.1
 
@@ -948,8 +944,8 @@ for name, lrs in curves.items():
     ok = "(follows the metric)" if name not in schedules else np.allclose(
         lrs, [schedules[name][1](e) for e in range(EPOCHS)])
     print(f"{name:33s} " + " ".join(f"{lrs[e]:<7.4f}" for e in (0, 10, 20, 30, 39)), ok)
-''', check=True),
-    code('''
+
+# %%
 fig, axes = plt.subplots(2, 3, figsize=(12, 5.5), sharex=True)
 for ax, (name, lrs) in zip(axes.ravel(), curves.items()):
     ax.step(range(EPOCHS), lrs, where="post")
@@ -964,22 +960,22 @@ for ax in axes[:, 0]:
     ax.set_ylabel("lr")
 fig.tight_layout()
 plt.show()
-'''),
-    md("""
-`ReduceLROnPlateau` (bottom right, the red line is the metric it watches): the loss stops
-improving at epoch 14; once more than `patience=3` epochs have passed without improvement
-(epochs 15-18) it halves the rate, and the count starts again: another halving every 4 epochs
-while the plateau lasts.
-"""),
-    # ---------------------------------------------------------------------------------- 13
-    md(r"""
-## 13. Data: `Dataset`, `TensorDataset`, `DataLoader`, `random_split`
 
-A **dataset** is anything with `len(ds)` and `ds[i]` (one sample). Write your own by subclassing
-`lucid.data.Dataset` - here a made-up regression set, $y = \sin x$ plus noise:
-"""),
-    code('''
+# %% [markdown]
+# `ReduceLROnPlateau` (bottom right, the red line is the metric it watches): the loss stops
+# improving at epoch 14; once more than `patience=3` epochs have passed without improvement
+# (epochs 15-18) it halves the rate, and the count starts again: another halving every 4 epochs
+# while the plateau lasts.
+
+# %% [markdown]
+# ## 13. Data: `Dataset`, `TensorDataset`, `DataLoader`, `random_split`
+#
+# A **dataset** is anything with `len(ds)` and `ds[i]` (one sample). Write your own by subclassing
+# `lucid.data.Dataset` - here a made-up regression set, $y = \sin x$ plus noise:
+
+# %% tags=["nbval-check-output"]
 from lucid.data import DataLoader, Dataset, TensorDataset, random_split
+
 
 class NoisySine(Dataset):
     """n samples (x, y) with x in [-3, 3) and y = sin(x) + noise; each of shape (1,)."""
@@ -999,25 +995,25 @@ lucid.random.seed(0)
 ds = NoisySine(10)
 x3, y3 = ds[3]
 print("len:", len(ds), "  one sample:", x3.shape, y3.shape, x3.dtype)
-''', check=True),
-    md("""
-A `DataLoader` cuts a dataset into batches, stacking the samples along a new first axis.
-`shuffle=True` draws a new order for every pass (epoch); `drop_last=True` skips a last batch
-that would be smaller than the others (useful with BatchNorm, which dislikes tiny batches).
-"""),
-    code('''
+
+# %% [markdown]
+# A `DataLoader` cuts a dataset into batches, stacking the samples along a new first axis.
+# `shuffle=True` draws a new order for every pass (epoch); `drop_last=True` skips a last batch
+# that would be smaller than the others (useful with BatchNorm, which dislikes tiny batches).
+
+# %% tags=["nbval-check-output"]
 for drop_last in (False, True):
     loader = DataLoader(ds, batch_size=4, shuffle=True, drop_last=drop_last)
     shapes = [(tuple(xb.shape), tuple(yb.shape)) for xb, yb in loader]
     print(f"drop_last={drop_last!s:5s}: {len(loader)} batches  {shapes}")
-''', check=True),
-    md("""
-`TensorDataset(*tensors)` is the ready-made dataset for data already in tensors: sample `i` is
-`(t[i] for t in tensors)`, and a batch is gathered in one indexing step. With the sample *ids*
-as the data we can watch the shuffling: each epoch has a new order, and re-seeding
-`lucid.random` replays the same orders.
-"""),
-    code('''
+
+# %% [markdown]
+# `TensorDataset(*tensors)` is the ready-made dataset for data already in tensors: sample `i` is
+# `(t[i] for t in tensors)`, and a batch is gathered in one indexing step. With the sample *ids*
+# as the data we can watch the shuffling: each epoch has a new order, and re-seeding
+# `lucid.random` replays the same orders.
+
+# %% tags=["nbval-check-output"]
 ids = TensorDataset(np.arange(10))
 
 def two_epochs(seed):
@@ -1030,12 +1026,12 @@ print("epoch 1:", first[0])
 print("epoch 2:", first[1])
 print("seed 42 again gives the same epochs:", two_epochs(seed=42) == first)
 print("seed 43 gives other ones:           ", two_epochs(seed=43) != first)
-''', check=True),
-    md("""
-`random_split(ds, lengths)` splits a dataset into non-overlapping random subsets, given counts
-or fractions - the train/validation split of notebook 07. It draws from `lucid.random` too:
-"""),
-    code('''
+
+# %% [markdown]
+# `random_split(ds, lengths)` splits a dataset into non-overlapping random subsets, given counts
+# or fractions - the train/validation split of notebook 07. It draws from `lucid.random` too:
+
+# %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 train_set, val_set = random_split(ids, [0.8, 0.2])
 train_ids = sorted(int(train_set[i][0].item()) for i in range(len(train_set)))
@@ -1044,16 +1040,15 @@ print("train:", train_ids, "  val:", val_ids)
 print("disjoint:", not set(train_ids) & set(val_ids), "  together all 10:",
       sorted(train_ids + val_ids) == list(range(10)))
 print("batches of the training subset:", [b.tolist() for (b,) in DataLoader(train_set, 4)])
-''', check=True),
-    # ---------------------------------------------------------------------------------- 14
-    md("""
-## 14. A model from the shelf: LeNet-5
 
-`lucid.models` has three ready-made networks: `MLP` (notebook 07), `resnet_18` (notebook 08) and
-`lenet_5`, LeCun's 1998 digit recogniser. It takes 1 x 32 x 32 images (pad 28 x 28 ones by 2):
-two 5 x 5 convolutions with tanh and average pooling, then three linear layers.
-"""),
-    code('''
+# %% [markdown]
+# ## 14. A model from the shelf: LeNet-5
+#
+# `lucid.models` has three ready-made networks: `MLP` (notebook 07), `resnet_18` (notebook 08) and
+# `lenet_5`, LeCun's 1998 digit recogniser. It takes 1 x 32 x 32 images (pad 28 x 28 ones by 2):
+# two 5 x 5 convolutions with tanh and average pooling, then three linear layers.
+
+# %% tags=["nbval-check-output"]
 from lucid.models import lenet_5
 
 lucid.random.seed(0)
@@ -1069,8 +1064,8 @@ for layer in [*lenet.features, *lenet.classifier]:
 logits = lenet(images)
 print("logits:", logits.shape, "  softmax rows sum to 1:",
       np.allclose(F.softmax(logits, axis=1).numpy().sum(axis=1), 1, atol=1e-6))
-''', check=True),
-    code('''
+
+# %% tags=["nbval-check-output"]
 by_hand = {
     "conv 1 (6 x 1 x 5 x 5 + 6)": 6 * 1 * 25 + 6,
     "conv 2 (16 x 6 x 5 x 5 + 16)": 16 * 6 * 25 + 16,
@@ -1082,56 +1077,133 @@ for name, count in by_hand.items():
     print(f"{name:30s} {count:7,d}")
 print(f"{'total by hand':30s} {sum(by_hand.values()):7,d}")
 print(f"{'sum(p.size for p in parameters)':30s} {sum(p.size for p in lenet.parameters()):7,d}")
-''', check=True),
-    md(r"""
-Almost 80% of LeNet's 61,706 parameters sit in the first linear layer: convolutions share their
-few weights across the whole image, fully connected layers do not.
 
-## Exercises
+# %% [markdown]
+# Almost 80% of LeNet's 61,706 parameters sit in the first linear layer: convolutions share their
+# few weights across the whole image, fully connected layers do not.
+#
+# ## Exercises
+#
+# ### Exercise 9.1 · Padding that keeps the length
+#
+# A `Conv1d(1, 1, kernel_size=3, padding=p)` should give an output as long as its input. Which
+# padding `p`? And for `kernel_size=5, dilation=2`?
 
-**1.** A `Conv1d(1, 1, kernel_size=3, padding=?)` should keep the length of its input. Which
-padding? And for `kernel_size=5, dilation=2`?
+# %% tags=["solution"]
+padding_k3 = 1
+padding_k5_dilated = 4
 
-**2.** Which normalisation layer gives the same output for a sample whether it is in a batch of
-1 or of 64 - and which does not?
 
-**3.** Write `lr_lambda` for a `LambdaLR` that warms up linearly over 5 epochs and then decays
-as $1/\sqrt{\text{epoch}}$.
+# %% tags=["check"]
+def keeping_padding(kernel_size, dilation=1):
+    """The smallest padding whose output is as long as the input (20 steps)."""
+    seq = lucid.zeros(1, 1, 20, dtype=lucid.Float32)
+    return next(p for p in range(20) if nn.Conv1d(1, 1, kernel_size, padding=p,
+                                                  dilation=dilation)(seq).shape[-1] == 20)
 
-### Answers
-"""),
-    code('''
-# 1. L_out = L + 2p - d(k - 1): keep L when 2p = d(k - 1).
-seq = lucid.random.randn(1, 1, 20, dtype=lucid.Float32)
-print(nn.Conv1d(1, 1, kernel_size=3, padding=1)(seq).shape,
-      nn.Conv1d(1, 1, kernel_size=5, dilation=2, padding=4)(seq).shape)
 
-# 2. LayerNorm and GroupNorm use one sample's statistics only; BatchNorm (training) uses the batch.
+hint = "section 2's formula: L_out = L + 2·padding - dilation·(kernel_size - 1) for stride 1."
+check("Exercise 9.1 (kernel 3)", padding_k3, keeping_padding(3), hint=hint)
+check("Exercise 9.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2), hint=hint)
+
+# %% [markdown]
+# ### Exercise 9.2 · Alone or in a batch
+#
+# Of `nn.LayerNorm((6, 3, 3))`, `nn.GroupNorm(2, 6)` and `nn.BatchNorm2d(6)` (in training mode),
+# which give a sample the **same** output whether it comes alone (a batch of 1) or in a batch of
+# 64? Answer with a set of class names, e.g. `{"LayerNorm"}`.
+
+# %% tags=["solution"]
+batch_independent = {"LayerNorm", "GroupNorm"}
+
+# %% tags=["check"]
 lucid.random.seed(0)
 batch = lucid.random.randn(64, 6, 3, 3, dtype=lucid.Float32)
+same = set()
 for layer in (nn.LayerNorm((6, 3, 3)), nn.GroupNorm(2, 6), nn.BatchNorm2d(6)):
     alone, in_batch = layer(batch[:1]).numpy(), layer(batch).numpy()[:1]
-    print(f"{type(layer).__name__:12s} same alone and in a batch: "
-          f"{np.allclose(alone, in_batch, atol=1e-5)}")
+    if np.allclose(alone, in_batch, atol=1e-5):
+        same.add(type(layer).__name__)
+check("Exercise 9.2", batch_independent, same,
+      hint="which of them compute their mean and variance from one sample only, and which "
+           "over the whole batch (section 3's table)?")
 
-# 3. A warm-up, then 1/sqrt(epoch) (sched.step() is called once per epoch).
+
+# %% [markdown]
+# ### Exercise 9.3 · A warm-up schedule
+#
+# Write `lr_lambda(epoch)` for a `LambdaLR` (section 12): the factor that multiplies the base
+# learning rate at each epoch. It warms up linearly over 5 epochs, `0.2, 0.4, 0.6, 0.8, 1.0` for
+# epochs 0 to 4, then decays as one over the square root of the epoch count: from epoch 4 on,
+# the factor is $\sqrt{5 / (\text{epoch} + 1)}$. The check runs a `LambdaLR` with your function.
+
+# %% tags=["solution"]
 def lr_lambda(epoch):
+    """Linear warm-up over epochs 0-4, then sqrt(5 / (epoch + 1))."""
     return (epoch + 1) / 5 if epoch < 5 else math.sqrt(5 / (epoch + 1))
 
-print([round(lr_lambda(e), 3) for e in range(10)])
-''', check=True),
-    md("""
-That completes the catalogue: every layer, loss, optimizer, schedule and data tool of Lucid has
-now appeared in at least one notebook. To see how one of them works, open its file -
-`lucid/nn/layers/`, `lucid/nn/functional/`, `lucid/optim/`, `lucid/data/` - each docstring states
-the formula you saw checked here.
 
-Back to the tour: [00_start_here.ipynb](00_start_here.ipynb) · previous chapter:
-[08_cnns_and_resnet.ipynb](08_cnns_and_resnet.ipynb) · next:
-[10_beyond_first_derivatives.ipynb](10_beyond_first_derivatives.ipynb).
-"""),
-]
+# %% tags=["check"]
+def rates_with(factor, base_lr=0.5, epochs=12):
+    optimizer = lucid.optim.SGD([nn.Parameter(lucid.zeros(1))], lr=base_lr)
+    scheduler = LambdaLR(optimizer, factor)
+    rates = []
+    for _ in range(epochs):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return rates
 
 
-if __name__ == "__main__":
-    main({"09": (NAME, CELLS)})
+def factors(fn):
+    """The factors a LambdaLR with fn gives, epoch by epoch: the warm-up, and the decay
+    times sqrt(epoch + 1), which must stay sqrt(5)."""
+    rates = np.array(rates_with(fn)) / 0.5
+    return {"warm-up (epochs 0-4)": rates[:5],
+            "decay (epochs 4-11) times sqrt(epoch + 1)": rates[4:] * np.sqrt(np.arange(5, 13))}
+
+
+check_function("Exercise 9.3", lambda: factors(lr_lambda),
+               lambda: {"warm-up (epochs 0-4)": [0.2, 0.4, 0.6, 0.8, 1.0],
+                        "decay (epochs 4-11) times sqrt(epoch + 1)": [math.sqrt(5)] * 8},
+               [()],
+               hint="two cases: `if epoch < 5:` the warm-up, else the decay. Epoch 0 is the "
+                    "first epoch, so the warm-up reaches 1.0 at epoch 4.")
+
+
+# %% [markdown]
+# ### Exercise 9.4 · Implement layer normalisation
+#
+# Write `layer_norm(x, eps=1e-5)` for a NumPy array: normalise each row (the last axis) to mean 0
+# and variance 1, i.e. subtract the row's mean and divide by $\sqrt{\text{variance} +
+# \varepsilon}$ (the variance averaged over the row, not divided by n - 1). The check compares it
+# with `F.layer_norm`.
+
+# %% tags=["solution"]
+def layer_norm(x, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) over the last axis."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps)
+
+
+# %% tags=["check"]
+def lucid_layer_norm(x, eps=1e-5):
+    return F.layer_norm(lucid.Tensor(x), x.shape[-1], eps=eps)
+
+
+check_function("Exercise 9.4", layer_norm, lucid_layer_norm,
+               [(np.array([[1.0, 2.0, 3.0, 4.0]]),),
+                (np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 3.0]]),),
+                (np.arange(24.0).reshape(2, 3, 4), 1e-3)],
+               hint="mean and variance along axis=-1 with keepdims=True, so that they broadcast "
+                    "against x.")
+
+# %% [markdown]
+# That completes the catalogue: every layer, loss, optimizer, schedule and data tool of Lucid has
+# now appeared in at least one chapter. To see how one of them works, open its file -
+# `lucid/nn/layers/`, `lucid/nn/functional/`, `lucid/optim/`, `lucid/data/` - each docstring states
+# the formula you saw checked here.
+#
+# **Next:** [10 · Beyond the first derivative](10_beyond_first_derivatives.ipynb): derivatives of
+# derivatives, linear algebra, einops and more layers.

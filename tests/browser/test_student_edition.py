@@ -1,0 +1,120 @@
+"""A student works the student edition in a real browser: JupyterLab + headless Chromium.
+
+The student edition of chapter 02 is written (as `make student` does) and opened in JupyterLab.
+Run All stops at the first exercise's check, which shows two short lines (what is off, and the
+hint; no traceback, no answer). The student then types an answer into the exercise cell, runs
+it and the check again, and the check says right. Skips like tests/browser/test_jupyterlab.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from .test_jupyterlab import (  # noqa: F401 (chromium is a fixture used by name)
+    _NOTEBOOK_READY,
+    _RUN_ALL,
+    ARTIFACTS,
+    CHROMIUM_ARGS,
+    PAGE_S,
+    REPO,
+    chromium,
+    serve,
+)
+
+pytestmark = pytest.mark.browser
+
+CHAPTER = "02_autograd_and_the_dag"
+ANSWER = "dz_dx = 16.5"  # Exercise 2.1: b = x², z = b·b + b, dz/dx at x = 1.5
+
+_spec = importlib.util.spec_from_file_location("course", REPO / "notebooks" / "course.py")
+course = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(course)
+
+# Run All stops at the first cell that raises; wait for that, with the kernel idle again.
+_STOPPED = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    return panel.sessionContext.session.kernel.status === 'idle'
+        && panel.content.widgets.some(c => c.model.type === 'code'
+            && c.model.outputs.toJSON().some(o => o.output_type === 'error'));
+}"""
+# Each code cell: its tags, whether it ran, whether it failed, and what the page shows for it.
+_CELLS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+    .map((c, i) => ({i, c}))
+    .filter(({c}) => c.model.type === 'code')
+    .map(({i, c}) => ({
+        index: i,
+        tags: c.model.getMetadata('tags') || [],
+        count: c.model.executionCount,
+        error: c.model.outputs.toJSON().some(o => o.output_type === 'error'),
+        shown: (c.node.querySelector('.jp-OutputArea') || {innerText: ''}).innerText,
+    }))"""
+# The student's answer: typed into the exercise cell, which is run, then its check.
+_ANSWER = """async ([index, text]) => {
+    const app = window.jupyterapp;
+    const panel = app.shell.currentWidget;
+    panel.content.widgets[index].model.sharedModel.setSource(text);
+    panel.content.activeCellIndex = index;
+    await app.commands.execute('notebook:run-cell-and-select-next');
+    await app.commands.execute('notebook:run-cell-and-select-next');
+}"""
+_SHOWS = """([index, text]) => {
+    const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
+    const out = cell.node.querySelector('.jp-OutputArea');
+    return !!out && out.innerText.includes(text);
+}"""
+
+
+@pytest.fixture
+def student_lab(tmp_path: Path):
+    (path,) = course.write_student(tmp_path / "student", [CHAPTER])
+    yield from serve(tmp_path, path)
+
+
+def test_a_student_runs_the_chapter_fails_the_first_check_then_answers_it(
+        chromium: str, student_lab, capsys) -> None:  # noqa: F811 (the fixture, by name)
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "jupyterlab_student_edition.png"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(PAGE_S * 1000)
+            try:
+                page.goto(student_lab.url)
+                page.wait_for_function(_NOTEBOOK_READY, polling=250)
+                page.evaluate(_RUN_ALL)
+                page.wait_for_function(_STOPPED, polling=250)
+                cells = page.evaluate(_CELLS)
+                stub = next(c for c in cells if "exercise" in c["tags"])
+                check = next(c for c in cells if "check" in c["tags"])
+                page.evaluate(_ANSWER, [stub["index"], ANSWER])
+                page.wait_for_function(_SHOWS, arg=[check["index"], "✓ Exercise 2.1: right"],
+                                       polling=250)
+                page.screenshot(path=str(shot))
+            except BaseException:
+                failed = ARTIFACTS / "jupyterlab_student_edition_failure.png"
+                page.screenshot(path=str(failed), timeout=10_000)
+                print(f"failure screenshot: {failed}\nserver log {student_lab.log}:\n"
+                      f"{student_lab.log.read_text()[-3000:]}")
+                raise
+        finally:
+            browser.close()
+    with capsys.disabled():
+        print(f"\nscreenshot: {shot}")
+
+    first_error = next(c for c in cells if c["error"])
+    assert first_error["index"] == check["index"], "Run All should stop at the first check"
+    assert stub["index"] < check["index"]
+    before = [c for c in cells if c["index"] < stub["index"]]
+    assert before and all(c["count"] is not None and not c["error"] for c in before), \
+        "every cell before the first exercise runs"
+    after = [c for c in cells if c["index"] > check["index"]]
+    assert after and all(c["count"] is None for c in after), "Run All stopped at the check"
+    shown = check["shown"]
+    assert "✗ Exercise 2.1: not answered yet" in shown and "Hint:" in shown, shown
+    assert "Traceback" not in shown and "16.5" not in shown, shown
