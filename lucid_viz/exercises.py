@@ -109,6 +109,11 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
+def _ragged(value: Any) -> bool:
+    """A list or tuple of arrays that do not share one shape (a pair of gradients, say)."""
+    return isinstance(value, (list, tuple)) and len({np.shape(_array(v)) for v in value}) > 1
+
+
 def _compare_arrays(answer: Any, expected: Any, rtol: float, atol: float) -> str | None:
     exp = _array(expected)
     if _is_bool(answer) or (isinstance(answer, (list, tuple)) and not _is_numeric(answer)) \
@@ -175,9 +180,9 @@ def _problem(answer: Any, expected: Any, rtol: float, atol: float) -> str | None
         if len(answer) != len(expected):
             return f"your shape has {len(answer)} axes; the answer has another number of axes"
         return None if tuple(answer) == expected else "not right yet"
-    if _is_numeric(expected):
+    if _is_numeric(expected) and not _ragged(expected):
         return _compare_arrays(answer, expected, rtol, atol)
-    if isinstance(expected, (list, tuple)):
+    if isinstance(expected, (list, tuple)):  # item by item (arrays of different shapes too)
         if not isinstance(answer, (list, tuple)):
             return f"the answer is a list; yours is {_kind(answer)}"
         if len(answer) != len(expected):

@@ -25,21 +25,24 @@
 #    handwritten digits, loss curves, gradient norms per layer
 # 8. [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb): convolution as one matrix product, a
 #    small CNN, ResNet-18 and why residual connections matter
-# 9. [09 · The layer catalogue](09_layer_catalogue.ipynb): the rest of the shelf: layers,
-#    losses, optimizers, learning-rate schedules, data tools
-# 10. [10 · Beyond the first derivative](10_beyond_first_derivatives.ipynb): Hessians and
+# 9. [09 · Layers and losses](09_layers_and_losses.ipynb): the rest of the shelf: convolutions,
+#    pooling, normalisation, dropout, embeddings, activations, attention, losses, initialisation
+# 10. [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb): how each optimizer
+#     moves a parameter, learning-rate schedules, datasets and loaders, LeNet-5
+# 11. [11 · Gradients by hand](11_gradients_by_hand.ipynb): the matrix-multiply gradients
+#     $G B^\top$ and $A^\top G$, softmax with cross-entropy ($p - y$), and the sum over
+#     broadcast axes, each replayed in the stepper
+# 12. [12 · Build it yourself](12_build_it_yourself.ipynb): your own op (forward, backward,
+#     FLOPs) checked with `gradcheck` and seen in `draw` and the stepper, then your own
+#     optimizer and your own layer
+# 13. [13 · Sequences](13_sequences.ipynb): RNNs and LSTMs on a synthetic task, vanishing
+#     gradients through time, gradient clipping
+# 14. [14 · Attention and a tiny GPT](14_attention_and_gpt.ipynb): attention written out,
+#     attention maps, and a small GPT trained on the shipped Shakespeare text
+# 15. [15 · Generative models](15_generative_models.ipynb): a variational autoencoder (VAE) on
+#     the digits
+# 16. [16 · Beyond the first derivative](16_beyond_first_derivatives.ipynb): Hessians and
 #     gradient penalties, `lucid.linalg`, einops, more layers and optimizers
-#
-# Coming chapters:
-#
-# * *Gradients by hand*: the matrix-multiply gradients $G B^\top$ and $A^\top G$, softmax
-#   with cross-entropy ($p - y$), and the sum over broadcast axes, each replayed in the stepper;
-# * *Build it yourself*: your own op (forward, backward, FLOPs) checked with `gradcheck` and
-#   seen in `draw` and the stepper, then your own optimizer step and your own layer;
-# * *Sequences*: an RNN and an LSTM on a synthetic task, vanishing gradients through time,
-#   gradient clipping;
-# * *Attention and a tiny GPT*: attention maps, and a small GPT trained on the shipped text;
-# * *Generative models*: a variational autoencoder (VAE) on the digits.
 #
 # Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.
 #

@@ -482,5 +482,5 @@ check_function("Exercise 8.3", conv_output_size, measured_output_size,
 # `lucid/models/imgclf/resnet.py` (the blocks drawn above) and `lucid/optim/` (the update
 # rules), or train ResNet-18 on a real image dataset.
 #
-# **Next:** [09 · The layer catalogue](09_layer_catalogue.ipynb): the rest of Lucid's layers,
-# losses, optimizers, schedules and data tools.
+# **Next:** [09 · Layers and losses](09_layers_and_losses.ipynb): the rest of Lucid's layers and
+# losses (chapter 10 does the optimizers, schedules and data tools).

@@ -237,3 +237,12 @@ def test_check_grad_leaves_the_callers_tensors_alone():
     w = lucid.Tensor([1.0, 2.0], requires_grad=True)
     check_grad("w", [2.0, 4.0], lambda t: (t * t).sum(), w)
     assert w.grad is None
+
+
+def test_a_pair_of_arrays_of_different_shapes_is_compared_item_by_item():
+    a, b = np.ones((2, 3)), np.arange(4.0)
+    check("pair", (a, b), (a.copy(), lucid.Tensor(b)))
+    with pytest.raises(NotRightYet, match=r"pair: item 2 of 2: 1 of 4 entries are not right yet"):
+        check("pair", (a, b + np.array([0, 0, 0, 1.0])), (a, b))
+    with pytest.raises(NotRightYet, match=r"item 1 of 2: your answer has shape \(3, 2\)"):
+        check("pair", (a.T, b), (a, b))

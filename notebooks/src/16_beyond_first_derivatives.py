@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 10 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
+# # 16 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
 #
 # The engine of chapters 02-03 computes first derivatives. This chapter shows what the same
 # engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
@@ -14,7 +14,8 @@
 # | 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
 #
 # **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (gradients and
-# `gradcheck`) and [09 · The layer catalogue](09_layer_catalogue.ipynb); some matrix calculus
+# `gradcheck`), [09 · Layers and losses](09_layers_and_losses.ipynb) and
+# [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb); some matrix calculus
 # helps in sections 1 and 2.
 
 # %%
@@ -331,7 +332,7 @@ print("Subset       :", len(evens), [float(evens[i][0]) for i in range(len(evens
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 10.1 · A Hessian by hand
+# ### Exercise 16.1 · A Hessian by hand
 #
 # Work out the Hessian of $f(x, y) = x^2 y + \sin(x y)$ at $(x, y) = (1, 2)$ by hand: the
 # matrix of second derivatives $\begin{pmatrix} f_{xx} & f_{xy} \\ f_{yx} & f_{yy}
@@ -350,12 +351,12 @@ def f_xy(v):
     return x * x * y + lucid.sin(x * y)
 
 
-check("Exercise 10.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
+check("Exercise 16.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
       hint="differentiate twice, one variable at a time; the derivative of sin(xy) with respect "
            "to x is y·cos(xy), and the product rule gives f_xy.")
 
 # %% [markdown]
-# ### Exercise 10.2 · The third derivative
+# ### Exercise 16.2 · The third derivative
 #
 # For $f(x) = x^4$, what is $f'''(1)$? The check computes it as section 1 does: `grad` three
 # times, with `create_graph=True`.
@@ -368,11 +369,11 @@ x_check = lucid.Tensor(1.0, requires_grad=True)
 (g1,) = grad(x_check ** 4, x_check, create_graph=True)
 (g2,) = grad(g1, x_check, create_graph=True)
 (g3,) = grad(g2, x_check)
-check("Exercise 10.2", third_derivative, g3, hint="4x³, then 12x², then ...")
+check("Exercise 16.2", third_derivative, g3, hint="4x³, then 12x², then ...")
 
 
 # %% [markdown]
-# ### Exercise 10.3 · A Hessian-vector product from two gradients
+# ### Exercise 16.3 · A Hessian-vector product from two gradients
 #
 # Write `hvp_by_hand(f, x, v)`: the product $H v$ of the Hessian of the scalar function `f` at
 # `x` (a Tensor that requires grad) with the vector `v`, without building $H$. Use `grad` twice:
@@ -398,7 +399,7 @@ def quadratic_form(t):
 
 x_a = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 x_b = lucid.Tensor([1.0, 2.0], requires_grad=True)
-check_function("Exercise 10.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
+check_function("Exercise 16.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
                [(cubic_sum, x_a, lucid.Tensor([1.0, 0.0, 0.0])),
                 (cubic_sum, x_a, lucid.Tensor([1.0, 2.0, 3.0])),
                 (quadratic_form, x_a, lucid.Tensor([0.0, 1.0, -1.0])),
@@ -408,5 +409,6 @@ check_function("Exercise 10.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x
                     "differentiate.")
 
 # %% [markdown]
-# **Next:** back to [00 · Start here](00_start_here.ipynb), where the course lists the chapters
-# that come next.
+# That is the last chapter. **Next:** back to [00 · Start here](00_start_here.ipynb), which lists
+# the whole course: pick a chapter to revisit, or work through the exercises of the student
+# edition.
