@@ -14,7 +14,7 @@
 # 1. ask which kind of "gpu" this machine has;
 # 2. move tensors between devices, and meet *free* tensors that follow the op;
 # 3. trigger (and read) the mixed-device error;
-# 4. index a gpu tensor (what MLX accepts as an index);
+# 4. index a gpu tensor;
 # 5. see MLX's **laziness** and what `.eval()` and `lucid.evaluate` do;
 # 6. draw a graph whose nodes are coloured by device;
 # 7. move a whole model to the gpu and train it there.
@@ -149,10 +149,28 @@ print((w.free() @ v).shape, "on", (w.free() @ v).device)
 # %% [markdown]
 # ## 5. Indexing a gpu tensor
 #
-# MLX's indexing differs from NumPy's: it has no boolean-mask indexing (an MLX array indexed by
-# a bool mask raises "boolean indices are not yet supported"), and it refuses NumPy arrays and
-# Python bools as indices. Lucid's `parse_mlx_indexing` (in `lucid/backends/mlx_backend.py`)
-# translates a NumPy-style index into one MLX accepts. Its table:
+# Indexing follows the same rules on both devices: lists of bools and boolean masks select the
+# true positions, int lists pick elements, a NumPy array cannot index a gpu tensor (it lives on
+# the CPU: use a list, or a Lucid Tensor on "gpu"), and an index tensor must sit on the indexed
+# tensor's device. Lucid refuses a bare Python `True` as an index (NumPy would read `t[True]` as
+# a new axis; say which you mean).
+
+# %% tags=["nbval-check-output"]
+vg = lucid.Tensor(np.arange(5, dtype=np.float32)).gpu()
+
+print("vg[[True, False, True, False, True]] ->", vg[[True, False, True, False, True]].tolist())
+print("vg[[4, 0]]                          ->", vg[[4, 0]].tolist())
+print("vg[vg > 2]                          ->", vg[vg > 2].tolist(), "on", vg[vg > 2].device)
+for bad in (np.array([4, 0]), vg.cpu() > 2):
+    try:
+        vg[bad]
+    except TypeError as err:
+        print("TypeError:", err)
+
+# %% [markdown]
+# **Under the hood (optional).** MLX itself indexes differently from NumPy: it has no boolean
+# masks and refuses NumPy arrays and Python bools as indices. Lucid's `parse_mlx_indexing` (in
+# `lucid/backends/mlx_backend.py`) translates a NumPy-style index into one MLX accepts:
 
 # %% tags=["nbval-check-output"]
 from lucid.backends.mlx_backend import parse_mlx_indexing
@@ -167,35 +185,6 @@ examples = [
 ]
 for index in examples:
     print(f"{index!r:38s} -> {parse_mlx_indexing(index)!r}")
-
-# %% [markdown]
-# A NumPy array is refused: it lives on the CPU, and silently copying it to the device on every
-# indexing would hide a device mix-up (the same reason as the mixed-device error above).
-
-# %% tags=["nbval-check-output"]
-try:
-    parse_mlx_indexing(np.array([1, 0]))
-except TypeError as err:
-    print("TypeError:", err)
-
-# %% [markdown]
-# Lucid's own tensor indexing follows the same rules on both devices: lists of bools and boolean
-# masks select the true positions, int lists pick elements, a NumPy array cannot index a gpu tensor
-# (use a list, or a lucid Tensor on "gpu"), and an index tensor must sit on the indexed tensor's
-# device. One difference: tensor indexing refuses a bare Python `True` (NumPy would read
-# `t[True]` as a new axis, the table above as `t[1]`; Lucid makes you say which).
-
-# %% tags=["nbval-check-output"]
-vg = lucid.Tensor(np.arange(5, dtype=np.float32)).gpu()
-
-print("vg[[True, False, True, False, True]] ->", vg[[True, False, True, False, True]].tolist())
-print("vg[[4, 0]]                          ->", vg[[4, 0]].tolist())
-print("vg[vg > 2]                          ->", vg[vg > 2].tolist(), "on", vg[vg > 2].device)
-for bad in (np.array([4, 0]), vg.cpu() > 2):
-    try:
-        vg[bad]
-    except TypeError as err:
-        print("TypeError:", err)
 
 # %% [markdown]
 # ## 6. MLX is lazy: `.eval()`

@@ -140,10 +140,13 @@ except (GradcheckError, NotImplementedError):
     backward_right = False
 check("Exercise 12.1 (backward)", backward_right, True,
       hint="For x > 0, y = x / (1 + x): use the quotient rule. Multiply by g at the end.")
-with lucid.count_flops():
-    counted = Softsign.apply(lucid.Tensor(points, requires_grad=True))
-check("Exercise 12.1 (FLOPs)", counted.cost.flops, 3 * len(points),
-      hint="Forward does three operations per element: abs, add, divide.")
+def softsign_flops():
+    with lucid.count_flops():
+        return Softsign.apply(lucid.Tensor(points, requires_grad=True)).cost.flops
+
+
+check_function("Exercise 12.1 (FLOPs)", softsign_flops, lambda: 3 * len(points), [()],
+               hint="Forward does three operations per element: abs, add, divide.")
 
 
 # %% [markdown]
@@ -216,10 +219,12 @@ class Momentum(lucid.optim.Optimizer):
 
 
 # %% tags=["check"]
-mine, _ = fit(lambda p: Momentum(p, lr=0.05, momentum=0.9))
-lucids, _ = fit(lambda p: lucid.optim.SGD(p, lr=0.05, momentum=0.9))
-check("Exercise 12.2", mine, lucids, rtol=1e-4,
-      hint="At the first step there is no velocity yet: v = g. Keep v in state['velocity'].")
+check_function("Exercise 12.2 (momentum)",
+               lambda: fit(lambda p: Momentum(p, lr=0.05, momentum=0.9))[0],
+               lambda: fit(lambda p: lucid.optim.SGD(p, lr=0.05, momentum=0.9))[0], [()],
+               rtol=1e-4,
+               hint="At the first step there is no velocity yet: v = g. Keep v in "
+                    "state['velocity'].")
 
 
 # %% [markdown]
@@ -280,32 +285,34 @@ class RMSNorm(nn.Module):
 
 # %% tags=["check"]
 rows = np.array([[1.0, -2.0, 3.0, 0.5], [0.1, 0.2, -0.1, 0.0]])
-norm = RMSNorm(4)
-check("Exercise 12.3 (parameters)", [n for n, _ in norm.named_parameters()], ["weight"],
-      hint="Assign an nn.Parameter of ones to self.weight.")
+check_function("Exercise 12.3 (parameters)",
+               lambda: [n for n, _ in RMSNorm(4).named_parameters()], lambda: ["weight"], [()],
+               hint="Assign an nn.Parameter of ones to self.weight.")
 check_function("Exercise 12.3 (forward)",
-               lambda v: norm(lucid.Tensor(v, dtype=lucid.Float64)).numpy(),
+               lambda v: RMSNorm(4)(lucid.Tensor(v, dtype=lucid.Float64)).numpy(),
                lambda v: v / np.sqrt((v ** 2).mean(axis=-1, keepdims=True) + 1e-6), [rows],
                hint="The mean is over the last axis, one value per row: keepdims=True.")
 
 
 # %% [markdown]
-# Your layer trains like any other. A last look: a small network built from *your* op and
-# *your* layer, trained by *your* optimizer.
+# A last look: this chapter's op, layer and optimizer together. A small network made of the
+# gated linear layer and the Swish op, trained by the plain gradient descent of section 2 on a
+# target no straight line can fit. (With your solutions in place, try your `RMSNorm` between the
+# layers and your `Momentum` as the optimizer.)
 
 # %%
 class SwishLayer(nn.Module):
-    """Your op as a layer: no parameters, so forward is all there is."""
+    """The Swish op as a layer: no parameters, so forward is all there is."""
 
     def forward(self, x):
         return Swish.apply(x)
 
 
 lucid.random.seed(1)
-net = nn.Sequential(nn.Linear(2, 16), RMSNorm(16), SwishLayer(), nn.Linear(16, 1))
+net = nn.Sequential(GatedLinear(2, 16), SwishLayer(), nn.Linear(16, 1))
 xs = lucid.random.randn(64, 2)
-ys = (xs[:, :1] * xs[:, 1:]).tanh()      # a target no straight line can fit
-opt = Momentum(net.parameters(), lr=0.05, momentum=0.9)
+ys = (xs[:, :1] * xs[:, 1:]).tanh()
+opt = PlainSGD(net.parameters(), lr=0.5)
 losses = []
 for _ in trange(300, desc="training (steps)"):
     opt.zero_grad()

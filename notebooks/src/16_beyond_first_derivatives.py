@@ -409,6 +409,6 @@ check_function("Exercise 16.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x
                     "differentiate.")
 
 # %% [markdown]
-# That is the last chapter. **Next:** back to [00 · Start here](00_start_here.ipynb), which lists
+# **Next:** back to [00 · Start here](00_start_here.ipynb), which lists
 # the whole course: pick a chapter to revisit, or work through the exercises of the student
 # edition.
