@@ -55,7 +55,14 @@ OPERATORS: dict[str, Callable[..., Any]] = {}
 
 
 class Op:
-    """Base class of every operation.  Subclasses set ``name`` to register themselves."""
+    """Base class of every operation.  Subclasses set ``name`` to register themselves.
+
+    Subclassing ``Op`` without a ``name`` is the stable public API for an op of your own
+    (``lucid.Op``; README, "Your own op"): ``forward(xp, *inputs)``, ``backward(xp, g)``,
+    ``forward_flops`` / ``backward_flops``, ``inputs``, ``saves_inputs``, ``saves_output``,
+    ``counts_macs``, ``Op.apply(*inputs, **params)`` and ``error(message)`` keep their meaning
+    across releases.
+    """
 
     # ``seq`` (when the op ran: the backward walk visits ops latest first), ``versions`` (the
     # saved inputs' versions at forward; None once the graph is released), ``flops`` and
