@@ -57,12 +57,18 @@ plt.rcParams.update({"font.size": 12})   # readable when projected
 # image $x$, codes that could have made it; the true posterior $p_\theta(z \mid x)$ is out of
 # reach, so a second network, the **encoder**, guesses it: $q_\phi(z \mid x) =
 # \mathcal{N}(\mu_\phi(x), \operatorname{diag} \sigma^2_\phi(x))$. How good a guess is follows
-# from one identity, true for any $q$ (expand $p(x) = p(x \mid z)\,p(z) / p(z \mid x)$ inside
-# $\mathbb{E}_q[\log p(x)]$):
+# from one identity, true for any $q$. Bayes' rule gives $p(x) = p(x \mid z)\,p(z) /
+# p(z \mid x)$ for every $z$, so $\log p(x)$ is also its own average over $z \sim q$; add and
+# subtract $\log q(z \mid x)$ inside that average and group the terms:
 #
-# $$\log p_\theta(x) = \underbrace{\mathbb{E}_{q}\big[\log p_\theta(x \mid z)\big]
+# $$\begin{aligned}
+# \log p_\theta(x) &= \mathbb{E}_q\Big[\log p_\theta(x \mid z)
+#   - \log \frac{q_\phi(z \mid x)}{p(z)} + \log \frac{q_\phi(z \mid x)}{p_\theta(z \mid x)}\Big]
+#   \\
+# &= \underbrace{\mathbb{E}_{q}\big[\log p_\theta(x \mid z)\big]
 #   - \mathrm{KL}\big(q_\phi(z \mid x)\,\|\,p(z)\big)}_{\text{the evidence lower bound (ELBO)}}
-#   + \underbrace{\mathrm{KL}\big(q_\phi(z \mid x)\,\|\,p_\theta(z \mid x)\big)}_{\geq\, 0}.$$
+#   + \underbrace{\mathrm{KL}\big(q_\phi(z \mid x)\,\|\,p_\theta(z \mid x)\big)}_{\geq\, 0}.
+# \end{aligned}$$
 #
 # A KL divergence is never negative, so the ELBO is a lower bound on $\log p_\theta(x)$, and
 # raising it does two good things at once: the data gets more likely, and the encoder's guess
@@ -131,9 +137,9 @@ show_rows([X_all[:12]], ["digits"], title="The first twelve digits, pixels in [0
 # %% [markdown]
 # ## 3. The model: `lucid.models.generative.VAE`
 #
-# `VAE(in_features, hidden, latent)` is the VAE of PyTorch's examples, layer for layer (so its
-# `state_dict` loads), with our sizes: 64 pixels in, a hidden layer of 128 and a latent code of
-# 8 numbers.
+# `VAE(in_features, hidden, latent)` is the VAE of PyTorch's examples, layer for layer (at the
+# example's sizes, 784-400-20, its PyTorch `state_dict` loads), here with our sizes: 64 pixels
+# in, a hidden layer of 128 and a latent code of 8 numbers.
 #
 # * **Encoder:** $h = \mathrm{relu}(\mathrm{fc1}(x))$, then two heads: $\mu = \mathrm{fc21}(h)$
 #   and $\log\sigma^2 = \mathrm{fc22}(h)$. The second head gives the **log**-variance: a linear
@@ -171,7 +177,7 @@ print("methods for the parts:", [m for m in ("encode", "reparameterize", "decode
 # %% tags=["nbval-check-output"]
 mu = lucid.Tensor(0.5, requires_grad=True, name="mu")
 sigma_value = 1.0
-z_drawn = lucid.random.randn(1) * sigma_value + mu.item()   # a sample of N(0.5, 1), but
+z_drawn = lucid.random.randn(1) * sigma_value + mu.item()   # N(0.5, 1), from plain numbers
 print("drawn z requires grad:", z_drawn.requires_grad, " parents:", z_drawn._prev)
 
 # %% [markdown]
