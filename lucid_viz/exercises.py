@@ -274,6 +274,9 @@ def check_grad(name: str, answer: Any, fn: Callable[..., Tensor], *inputs: Any,
             answer = answer(*inputs)
         except NotImplementedError:
             raise NotRightYet(name, _NOT_WRITTEN, hint) from None
+        except Exception as err:  # the student's bug, reported as a failed check
+            raise NotRightYet(name, f"your function raised {type(err).__name__}: {err}",
+                              hint) from None
     if _unanswered(answer) and not (len(leaves) > 1 and isinstance(answer, (tuple, list))):
         raise NotRightYet(name, _NOT_ANSWERED, hint)
     answers = [answer] if len(leaves) == 1 else answer

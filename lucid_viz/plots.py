@@ -80,12 +80,12 @@ def plot_flops_per_layer(model_or_summary: Any, input_shape: tuple[int, ...] | N
         ax.barh(y, [c.flops for c in costs], left=macs, color="#9fc5e8",
                 label="FLOPs (every other operation)")
         ax.set_xlabel("MACs and FLOPs (one per multiply-add / per other operation)")
-        ax.legend(loc="lower right", fontsize=8)
-    ax.set_yticks(y, names, fontsize=8)
+        ax.legend(loc="lower right", fontsize=11)
+    ax.set_yticks(y, names, fontsize=11)
     ax.set_ylim(len(names) - 0.5, -0.5)  # first layer on top, the order data flows
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.set_title(title or f"{summary.model}: work per layer (total {summary.total.text(unit)})",
-                 fontsize=10)
+                 fontsize=11)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
@@ -144,13 +144,13 @@ def plot_grad_norms(history: Sequence[Mapping[str, float]], *, log: bool = True,
     if ylim is not None:
         ax.set_ylim(*ylim)
     ax.set_ylabel("gradient L2 norm")
-    ax.set_title(title or "Gradient norm per layer", fontsize=10)
+    ax.set_title(title or "Gradient norm per layer", fontsize=12)
     ax.grid(alpha=0.3)
     if layers and len(layers) <= 12:
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=11, loc="best")
     elif layers:
         bar = fig.colorbar(ScalarMappable(Normalize(0, len(layers) - 1), cmap), ax=ax)
-        bar.set_label(f"layer index ({layers[0]} ... {layers[-1]})", fontsize=8)
+        bar.set_label(f"layer index ({layers[0]} ... {layers[-1]})", fontsize=11)
     return fig
 
 
@@ -176,9 +176,9 @@ def plot_loss(losses: Sequence[float], val: Sequence[float] | None = None, *,
         ax.set_yscale("log")
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
-    ax.set_title(title or "Loss", fontsize=10)
+    ax.set_title(title or "Loss", fontsize=12)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=11)
     return fig
 
 
@@ -258,24 +258,24 @@ def plot_attention(weights: Any, tokens: Sequence[Any] | str | None = None, *,
         ax = fig.add_subplot(nrows, ncols, h + 1)
         image = ax.imshow(maps[h], cmap=cmap, vmin=0.0, vmax=top, aspect="equal",
                           interpolation="nearest")
-        ax.set_xticks(np.arange(n_key), cols, fontsize=8,
+        ax.set_xticks(np.arange(n_key), cols, fontsize=11,
                       rotation=90 if max(map(len, cols), default=0) > 2 else 0)
-        ax.set_yticks(np.arange(n_query), rows, fontsize=8)
-        ax.set_xlabel("key (attended to)", fontsize=9)
-        ax.set_ylabel("query (attending)", fontsize=9)
+        ax.set_yticks(np.arange(n_query), rows, fontsize=11)
+        ax.set_xlabel("key (attended to)", fontsize=11)
+        ax.set_ylabel("query (attending)", fontsize=11)
         if heads:
-            ax.set_title(f"head {h}", fontsize=10)
+            ax.set_title(f"head {h}", fontsize=12)
         if values:
             for i in range(n_query):
                 for j in range(n_key):
                     v = maps[h, i, j]
-                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=11,
                             color="black" if v > 0.6 * top else "white")
     bar = fig.colorbar(image, ax=fig.axes, shrink=0.8)
-    bar.set_label("attention weight (softmax probability)", fontsize=9)
+    bar.set_label("attention weight (softmax probability)", fontsize=11)
     bar.ax.tick_params(labelsize=8)
     which = f" (sequence {sample})" if sample is not None else ""
-    fig.suptitle(title or f"Attention weights{which}", fontsize=11)
+    fig.suptitle(title or f"Attention weights{which}", fontsize=13)
     return fig
 
 

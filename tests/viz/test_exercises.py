@@ -246,3 +246,12 @@ def test_a_pair_of_arrays_of_different_shapes_is_compared_item_by_item():
         check("pair", (a, b + np.array([0, 0, 0, 1.0])), (a, b))
     with pytest.raises(NotRightYet, match=r"item 1 of 2: your answer has shape \(3, 2\)"):
         check("pair", (a.T, b), (a, b))
+
+
+def test_check_grad_reports_a_students_exception_as_a_failed_check():
+    def broken(x):
+        raise RuntimeError("backward through a tensor with no graph")
+
+    with pytest.raises(NotRightYet, match=r"g: your function raised RuntimeError: backward "
+                                          r"through a tensor with no graph"):
+        check_grad("g", broken, lambda x: x * x, [1.0, 2.0])
