@@ -581,7 +581,7 @@ for block, w in enumerate(model.attn_weights):
 
 # %% [markdown]
 # Heads specialise, and the two blocks differ: in the first, some heads look close by; in the
-# second, most of the weight goes far back, to the name line. Below, the head of the first
+# second, much of the weight goes far back, to the name line. Below, the head of the first
 # block that looks most at the start of the current word. In the run stored with this
 # notebook it sends each character's weight a few positions back, to the previous character
 # and often to the space where the word began (the `t`, `h` and `e` of "then" and the `r` and
