@@ -20,8 +20,9 @@
 #
 # **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (the graph and the
 # chain rule), [03 · Backward, step by step](03_backward_step_by_step.ipynb),
-# [07 · Training an MLP](07_training_an_mlp.ipynb) (the training loop, gradient norms) and
-# [09 · The layer catalogue](09_layer_catalogue.ipynb) (`Embedding`, optimizers).
+# [07 · Training an MLP](07_training_an_mlp.ipynb) (the training loop, gradient norms),
+# [09 · Layers and losses](09_layers_and_losses.ipynb) (`Embedding`) and
+# [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb).
 
 # %%
 import math

@@ -22,7 +22,7 @@
 # **You need:** [13 · Sequences](13_sequences.ipynb) (sequence models, next-step prediction),
 # [07 · Training an MLP](07_training_an_mlp.ipynb) (the training loop, cross-entropy),
 # [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb), and section 7 of
-# [09 · The layer catalogue](09_layer_catalogue.ipynb) (`nn.MultiHeadAttention`, `is_causal`).
+# [09 · Layers and losses](09_layers_and_losses.ipynb) (`nn.MultiHeadAttention`, `is_causal`).
 
 # %%
 import math
