@@ -52,7 +52,10 @@ def _case(name, target_text, make_lucid, make_torch, x, target, quick):
     first = {k: f() for k, f in fns.items()}
     if "torch" in first and not np.isclose(first["lucid"], first["torch"], rtol=1e-3):
         raise AssertionError(f"{name}: first losses differ: {first}")
-    times = timeit_many(fns, repeat=3 if quick else 7, number=2 if quick else 5, warmup=1)
+    # a pause before each batch: both libraries now use every core, and one's spinning BLAS or
+    # OpenMP threads would slow the other (see timeit_many)
+    times = timeit_many(fns, repeat=3 if quick else 7, number=2 if quick else 5, warmup=1,
+                        pause=0.25)
     values.update({k: t * 1e3 for k, t in times.items()})
     return Row(name, "ms/step", values, target_text)
 
