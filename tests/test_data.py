@@ -386,3 +386,19 @@ def test_concat_dataset_and_subset_match_pytorch_when_available():
     idx = [4, 0, -2, 7]
     assert [Subset(ours, idx)[i] for i in range(4)] == [
         torch_data.Subset(theirs, idx)[i] for i in range(4)]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_tensor_dataset_slices_as_pytorch(device):
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    X = np.arange(20.0).reshape(10, 2)
+    y = np.arange(10)
+    ds = TensorDataset(X, y).to(device)
+    for index in (slice(None, 4), slice(2, 9, 3), slice(None, None, -1), slice(8, 100)):
+        xs, ys = ds[index]
+        np.testing.assert_array_equal(xs.numpy(), X[index])
+        np.testing.assert_array_equal(ys.numpy(), y[index])
+        assert xs.device == device
+    xs, ys = ds[5:5]
+    assert xs.shape == (0, 2) and ys.shape == (0,)

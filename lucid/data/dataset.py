@@ -121,7 +121,11 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
 
-    def __getitem__(self, index: int) -> tuple[Tensor, ...]:
+    def __getitem__(self, index: int | slice) -> tuple[Tensor, ...]:
+        """Sample ``index``, or with a slice (``ds[:64]``) those samples, stacked: each
+        tensor's rows, as PyTorch's TensorDataset gives them."""
+        if isinstance(index, slice):
+            return self.gather(np.arange(len(self))[index])
         i = _check_index(index, len(self), "TensorDataset")
         return tuple(_rows(t, i) for t in self.tensors)
 
