@@ -26,7 +26,6 @@ LayerNorms 1 and 0, and the two projections back into the residual stream (``c_p
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 from lucid import nn, random
@@ -35,6 +34,7 @@ from lucid.creation import arange
 from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.functional.attention import attention, causal_mask
+from lucid.nn.layers.linear import _size
 from lucid.ops import chunk, concatenate, logical_not, masked_fill, softmax, topk
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
@@ -202,11 +202,11 @@ class GPT(nn.Module):
         (so ``lucid.random.seed`` makes it repeatable).  Call ``model.eval()`` first when the
         model has dropout, as with nanoGPT.
         """
-        max_new_tokens = _count("max_new_tokens", max_new_tokens, 0)
+        max_new_tokens = _size("GPT.generate", "max_new_tokens", max_new_tokens, 0)
         if not temperature > 0:
             raise ValueError(f"GPT.generate: temperature must be > 0, got {temperature}")
         if top_k is not None:
-            top_k = min(_count("top_k", top_k, 1), self.vocab_size)
+            top_k = min(_size("GPT.generate", "top_k", top_k, 1), self.vocab_size)
         with no_grad():
             for _ in range(max_new_tokens):
                 logits, _ = self(idx[:, -self.block_size:])
@@ -216,18 +216,6 @@ class GPT(nn.Module):
                     logits = masked_fill(logits, logits < kth, float("-inf"))
                 idx = concatenate([idx, _sample(softmax(logits, axis=-1))], axis=1)
         return idx
-
-
-def _count(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"GPT.generate: {name} must be an int, got {value!r}")
-    try:
-        n = operator.index(value)
-    except TypeError:
-        raise TypeError(f"GPT.generate: {name} must be an int, got {value!r}") from None
-    if n < minimum:
-        raise ValueError(f"GPT.generate: {name} must be >= {minimum}, got {n}")
-    return n
 
 
 def _sample(probs: Tensor) -> Tensor:
