@@ -41,9 +41,9 @@ class LSTMGates(Op):
         dc' = gc + gh⊙o⊙(1 - t²);   dc = dc'⊙f   (dh is 0 here: h reached hw through W_hh)
         dz = [dc'⊙g⊙i(1-i),  dc'⊙c⊙f(1-f),  dc'⊙i⊙(1-g²),  gh⊙t⊙o(1-o)] = dxw (step t) = dhw
 
-    FLOPs per hidden value: forward 31 (z 4, three sigmoids at 7, two tanh, three products, a
-    sum), backward 22 (dc' 5, each gate's gradient 4, dc 1; only the gradients of the inputs
-    that need one are computed).
+    FLOPs per hidden value: forward 22 (z 4, three sigmoids by tanh at 4, two tanh, three
+    products, a sum), backward 22 (dc' 5, each gate's gradient 4, dc 1; only the gradients of
+    the inputs that need one are computed).
     """
 
     name = "lstm_gates"
@@ -102,7 +102,7 @@ class LSTMGates(Op):
         return PartGrad(shape, dtype, (index,), value)  # the walk adds it into place
 
     def forward_flops(self, out, xw, hw, state):
-        return 31 * state.size // 2
+        return 22 * state.size // 2
 
     def backward_flops(self, out, xw, hw, state):
         needs = self.needs
