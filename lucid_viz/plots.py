@@ -273,7 +273,7 @@ def plot_attention(weights: Any, tokens: Sequence[Any] | str | None = None, *,
                             color="black" if v > 0.6 * top else "white")
     bar = fig.colorbar(image, ax=fig.axes, shrink=0.8)
     bar.set_label("attention weight (softmax probability)", fontsize=11)
-    bar.ax.tick_params(labelsize=8)
+    bar.ax.tick_params(labelsize=11)
     which = f" (sequence {sample})" if sample is not None else ""
     fig.suptitle(title or f"Attention weights{which}", fontsize=13)
     return fig
