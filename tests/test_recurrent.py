@@ -10,6 +10,7 @@ import lucid
 import lucid.nn as nn
 from lucid.autograd import gradcheck
 from lucid.nn.utils.rnn import pad_sequence
+from tests.parity import assert_gpu_matches_cpu
 
 RNG = np.random.default_rng(0)
 
@@ -151,18 +152,8 @@ def test_gpu_matches_cpu_forward_and_backward(kind):
     lucid.random.seed(5)
     layer = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True)
     x = RNG.standard_normal((5, 2, 3)).astype(np.float32)
-    results = {}
-    for device in ("cpu", "gpu"):
-        layer.to(device)
-        layer.zero_grad()
-        out = layer(lucid.Tensor(x, device=device), lengths=[5, 3])[0]
-        (out * out).sum().backward()
-        results[device] = (out.numpy(), {n: np.asarray(p.grad.tolist())
-                                         for n, p in layer.named_parameters()})
-    np.testing.assert_allclose(results["gpu"][0], results["cpu"][0], rtol=1e-4, atol=1e-5)
-    for name, grad in results["cpu"][1].items():
-        np.testing.assert_allclose(results["gpu"][1][name], grad, rtol=1e-3, atol=1e-5,
-                                   err_msg=name)
+    assert_gpu_matches_cpu(layer, lambda device: layer(lucid.Tensor(x, device=device),
+                                                       lengths=[5, 3])[0])
 
 
 def test_pytorch_state_dicts_load_and_outputs_match():

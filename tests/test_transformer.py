@@ -11,6 +11,7 @@ import pytest
 import lucid
 import lucid.nn as nn
 from lucid.autograd import gradcheck
+from tests.parity import assert_gpu_matches_cpu
 
 RNG = np.random.default_rng(0)
 
@@ -186,17 +187,9 @@ def test_gpu_matches_cpu_forward_and_backward(norm_first):
     src = RNG.standard_normal((5, 2, 8)).astype(np.float32)
     tgt = RNG.standard_normal((4, 2, 8)).astype(np.float32)
     padding = np.array([[False] * 5, [False] * 3 + [True] * 2])
-    results = {}
-    for device in ("cpu", "gpu"):
-        model.to(device)
-        model.zero_grad()
-        out = model(lucid.Tensor(src, device=device), lucid.Tensor(tgt, device=device),
-                    tgt_mask=nn.Transformer.generate_square_subsequent_mask(4, device=device),
-                    src_key_padding_mask=lucid.Tensor(padding, device=device))
-        (out * out).sum().backward()
-        results[device] = (out.numpy(), {n: np.asarray(p.grad.tolist())
-                                         for n, p in model.named_parameters()})
-    np.testing.assert_allclose(results["gpu"][0], results["cpu"][0], rtol=1e-4, atol=1e-5)
-    for name, grad in results["cpu"][1].items():
-        np.testing.assert_allclose(results["gpu"][1][name], grad, rtol=1e-3, atol=1e-4,
-                                   err_msg=name)
+    assert_gpu_matches_cpu(
+        model, lambda device: model(
+            lucid.Tensor(src, device=device), lucid.Tensor(tgt, device=device),
+            tgt_mask=nn.Transformer.generate_square_subsequent_mask(4, device=device),
+            src_key_padding_mask=lucid.Tensor(padding, device=device)),
+        grad_atol=1e-4)
