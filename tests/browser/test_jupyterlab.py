@@ -25,8 +25,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -260,11 +262,15 @@ def _play_stepper(page, url: str) -> dict:
     return out.evaluate(_STEPPER)
 
 
-def test_stepper_plays_in_jupyterlab(chromium: str, lab: Lab, capsys) -> None:
+@contextmanager
+def lab_page(chromium: str, lab: Lab, name: str, capsys: Any) -> Iterator[Any]:
+    """A Chromium page (1280 x 1000, fresh profile) for ``lab``.  The block's work is
+    screenshot to ``.artifacts/browser/<name>.png``; when it fails, the page as it was goes to
+    ``<name>_failure.png`` and the end of the server's log is printed."""
     from playwright.sync_api import sync_playwright  # late: present only with the dev extra
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shot = ARTIFACTS / "jupyterlab_stepper.png"
+    shot = ARTIFACTS / f"{name}.png"
     with sync_playwright() as pw:
         # launch() gives Chromium a fresh, throw-away profile (user-data-dir) every time
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
@@ -272,10 +278,10 @@ def test_stepper_plays_in_jupyterlab(chromium: str, lab: Lab, capsys) -> None:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             page.set_default_timeout(PAGE_S * 1000)
             try:
-                after = _play_stepper(page, lab.url)
+                yield page
                 page.screenshot(path=str(shot))
             except BaseException:
-                failed = ARTIFACTS / "jupyterlab_stepper_failure.png"
+                failed = ARTIFACTS / f"{name}_failure.png"
                 page.screenshot(path=str(failed), timeout=10_000)
                 print(f"failure screenshot: {failed}\nserver log {lab.log}:\n"
                       f"{lab.log.read_text()[-3000:]}")
@@ -284,6 +290,11 @@ def test_stepper_plays_in_jupyterlab(chromium: str, lab: Lab, capsys) -> None:
             browser.close()
     with capsys.disabled():
         print(f"\nscreenshot: {shot}")
+
+
+def test_stepper_plays_in_jupyterlab(chromium: str, lab: Lab, capsys) -> None:
+    with lab_page(chromium, lab, "jupyterlab_stepper", capsys) as page:
+        after = _play_stepper(page, lab.url)
     assert after["readout"].strip() == str(after["max"]), after
     assert after["nodes"] >= 3 and after["edges"] >= 2, f"the graph lost its nodes: {after}"
 

@@ -16,11 +16,9 @@ import pytest
 from .test_jupyterlab import (  # noqa: F401 (chromium is a fixture used by name)
     _NOTEBOOK_READY,
     _RUN_ALL,
-    ARTIFACTS,
-    CHROMIUM_ARGS,
-    PAGE_S,
     REPO,
     chromium,
+    lab_page,
     serve,
 )
 
@@ -75,37 +73,17 @@ def student_lab(tmp_path: Path):
 
 def test_a_student_runs_the_chapter_fails_the_first_check_then_answers_it(
         chromium: str, student_lab, capsys) -> None:  # noqa: F811 (the fixture, by name)
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shot = ARTIFACTS / "jupyterlab_student_edition.png"
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.set_default_timeout(PAGE_S * 1000)
-            try:
-                page.goto(student_lab.url)
-                page.wait_for_function(_NOTEBOOK_READY, polling=250)
-                page.evaluate(_RUN_ALL)
-                page.wait_for_function(_STOPPED, polling=250)
-                cells = page.evaluate(_CELLS)
-                stub = next(c for c in cells if "exercise" in c["tags"])
-                check = next(c for c in cells if "check" in c["tags"])
-                page.evaluate(_ANSWER, [stub["index"], ANSWER])
-                page.wait_for_function(_SHOWS, arg=[check["index"], "✓ Exercise 2.1: right"],
-                                       polling=250)
-                page.screenshot(path=str(shot))
-            except BaseException:
-                failed = ARTIFACTS / "jupyterlab_student_edition_failure.png"
-                page.screenshot(path=str(failed), timeout=10_000)
-                print(f"failure screenshot: {failed}\nserver log {student_lab.log}:\n"
-                      f"{student_lab.log.read_text()[-3000:]}")
-                raise
-        finally:
-            browser.close()
-    with capsys.disabled():
-        print(f"\nscreenshot: {shot}")
+    with lab_page(chromium, student_lab, "jupyterlab_student_edition", capsys) as page:
+        page.goto(student_lab.url)
+        page.wait_for_function(_NOTEBOOK_READY, polling=250)
+        page.evaluate(_RUN_ALL)
+        page.wait_for_function(_STOPPED, polling=250)
+        cells = page.evaluate(_CELLS)
+        stub = next(c for c in cells if "exercise" in c["tags"])
+        check = next(c for c in cells if "check" in c["tags"])
+        page.evaluate(_ANSWER, [stub["index"], ANSWER])
+        page.wait_for_function(_SHOWS, arg=[check["index"], "✓ Exercise 2.1: right"],
+                               polling=250)
 
     first_error = next(c for c in cells if c["error"])
     assert first_error["index"] == check["index"], "Run All should stop at the first check"
