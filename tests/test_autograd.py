@@ -469,3 +469,73 @@ def test_slice_gradients_are_added_into_place_without_touching_shared_arrays(dev
     da[:, 1:3] += 5.0
     np.testing.assert_allclose(np.asarray(x.grad), 2 * da, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(np.asarray(w.grad), np.ones((4, 3)))  # untouched by the slices
+
+
+# -- a weight used at every step: its gradient gathered as factors ----------------------------
+
+def _lstm_steps(w, xw, state, before=None, after=None):
+    """Three LSTM steps sharing ``w`` (their W_hh gradients arrive as factors), with w also
+    used by ``before`` (made before the steps, so its gradient arrives last) and ``after``."""
+    from lucid.ops.base import apply
+    from lucid.ops.recurrent import LSTMStep
+
+    loss = before(w) if before else 0.0
+    for t in range(3):
+        state = apply(LSTMStep(t), xw, w, state)
+    loss = loss + (state * state).sum()
+    return loss + after(w) if after else loss
+
+
+USES = {  # another use of w besides the steps: a whole gradient, a slice, none
+    "none": None,
+    "whole": lambda w: (w * w).sum() * 0.5,
+    "slice": lambda w: (w[1:3] * 3.0).sum(),
+}
+
+
+@pytest.mark.parametrize("use", sorted(USES))
+@pytest.mark.parametrize("made", ["before", "after"])
+def test_a_weight_shared_by_steps_gets_the_sum_of_its_factors_and_other_gradients(use, made):
+    rng = np.random.default_rng(5)
+    xw = lucid.Tensor(rng.standard_normal((3, 2, 8)), requires_grad=True)
+    state = lucid.Tensor(rng.standard_normal((2, 2, 2)), requires_grad=True)
+    w = lucid.Tensor(rng.standard_normal((8, 2)), requires_grad=True)
+    other = {made: USES[use]}
+    assert gradcheck(lambda w_: _lstm_steps(w_, xw, state, **other), w)
+    assert gradcheck(lambda w_: _lstm_steps(w_ * 1.0, xw, state, **other), w)  # not a leaf
+
+
+def test_hooks_capture_and_observers_see_a_factored_gradient_as_one_array():
+    from lucid.autograd.engine import run_backward
+
+    rng = np.random.default_rng(6)
+    xw = lucid.Tensor(rng.standard_normal((3, 2, 8)))
+    state = lucid.Tensor(rng.standard_normal((2, 2, 2)))
+    w = lucid.Tensor(rng.standard_normal((8, 2)), requires_grad=True)
+    _lstm_steps(w, xw, state).backward()
+    want = np.array(w.grad)
+    (by_grad,) = grad(_lstm_steps(w, xw, state), [w])
+    np.testing.assert_allclose(np.asarray(by_grad), want, rtol=1e-12)
+    seen = []
+    w.register_hook(lambda g: seen.append(g))
+    observed = []
+    run_backward(_lstm_steps(w, xw, state), np.ones(()),
+                 observe=lambda node, grads: observed.extend(grads))
+    np.testing.assert_allclose(np.asarray(seen[0].numpy()), want, rtol=1e-12)  # the product
+    assert all(g is None or isinstance(g, np.ndarray) for g in observed)
+
+
+def test_a_factored_gradient_on_gpu_equals_cpus():
+    pytest.importorskip("mlx.core")
+    rng = np.random.default_rng(7)
+    arrays = rng.standard_normal((3, 2, 8)), rng.standard_normal((2, 2, 2)), \
+        rng.standard_normal((8, 2))
+    grads = {}
+    for device in ("cpu", "gpu"):
+        xw, state, w = (lucid.Tensor(a, dtype=lucid.Float32, device=device, requires_grad=True)
+                        for a in arrays)
+        _lstm_steps(w, xw, state, after=USES["whole"]).backward()
+        grads[device] = [np.asarray(t.grad.numpy() if hasattr(t.grad, "numpy") else t.grad)
+                         for t in (xw, state, w)]
+    for a, b in zip(grads["cpu"], grads["gpu"]):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)

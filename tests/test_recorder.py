@@ -121,11 +121,11 @@ def test_a_recurrent_layer_marks_each_time_step_of_each_loop():
     assert marks == [(0, loop, t) for loop, ts in (
         ("layer 0 forward", (0, 1, 2)), ("layer 0 reverse", (2, 1, 0)),
         ("layer 1 forward", (0, 1, 2)), ("layer 1 reverse", (2, 1, 0))) for t in ts]
-    # each step covers its own stretch of the tape, the same ops in every step: W_hh h, the
-    # gates (which read the step's slice of the input projection), the h passed on
+    # each step covers its own stretch of the tape, the same ops in every step: the step op
+    # (W_hh h and the gates, reading the step's slice of the input projection), the h passed on
     names = [type(t._op).__name__ for t in rec.ops]
     kinds = {tuple(names[s.start:s.stop]) for s in rec.steps}
-    assert kinds == {("Linear", "LSTMGates", "GetItem")}
+    assert kinds == {("LSTMStep", "GetItem")}
     assert all(a.stop <= b.start for a, b in zip(rec.steps, rec.steps[1:]))
     # the loop's end closes its last step: the stacking of the outputs is in no step
     after = rec.steps[2].stop

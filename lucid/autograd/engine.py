@@ -99,6 +99,29 @@ class PartGrad:
         return acc
 
 
+class FactoredGrad:
+    """dL/dW of a weight used at several steps, kept as its factors: the sum over the steps k
+    of g_kᵀ x_k (each g_k (rows, out), each x_k (rows, in)), computed when W's gradient is
+    complete as one product of the stacked factors, [g_1; g_2; …]ᵀ [x_1; x_2; …].
+
+    A recurrent layer's W_hh is used at every time step; added up step by step its gradient
+    costs T small matrix products and T full-size additions, stacked it costs one large
+    product.  An op returns this for such a weight; the walk gathers the factors and hands
+    every hook, capture and ``.grad`` the product, an ordinary array.
+    """
+
+    __slots__ = ("gs", "xs")
+
+    def __init__(self, g: Any, x: Any) -> None:
+        self.gs, self.xs = [g], [x]
+
+    def dense(self, xp: Any) -> Any:
+        """The gradient itself: Σ g_kᵀ x_k, one matrix product."""
+        if len(self.gs) == 1:
+            return xp.matmul(self.gs[0].T, self.xs[0])
+        return xp.matmul(xp.concatenate(self.gs).T, xp.concatenate(self.xs))
+
+
 #: The namespace of Lucid ops that backward rules run on when ``create_graph=True`` (set by
 #: ``lucid.ops.graph_xp`` when the op catalogue loads; the engine sits below the ops).
 GRAPH_XP: Any = None
@@ -159,6 +182,8 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
             node = heappop(heap)[1]
             g = node._g  # every contribution has arrived: take the sum off the node
             node._g = None
+            if type(g) is FactoredGrad:
+                g = _product(node, g)
             if node._hooks:
                 g = _run_hooks(node, g)
             if capture is not None:
@@ -173,6 +198,8 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
                 if pg is not None and parent.requires_grad:
                     if type(pg) is PartGrad:
                         _send_part(parent, pg, heap, leaves, owned)
+                    elif type(pg) is FactoredGrad:
+                        _send_factored(parent, pg, heap, leaves)
                     else:
                         _send(node, parent, pg, g, heap, leaves)
         for leaf in leaves:
@@ -295,7 +322,10 @@ def _send(node: Any, parent: Any, pg: Any, g: Any, heap: list, leaves: list) -> 
         else:
             heappush(heap, (-parent._op.seq, parent))
     else:
-        parent._g = parent._g + pg
+        acc = parent._g
+        if type(acc) is FactoredGrad:
+            acc = _product(parent, acc)
+        parent._g = acc + pg
 
 
 def _send_part(parent: Any, pg: PartGrad, heap: list, leaves: list, owned: set) -> None:
@@ -313,22 +343,53 @@ def _send_part(parent: Any, pg: PartGrad, heap: list, leaves: list, owned: set) 
         else:
             heappush(heap, (-parent._op.seq, parent))
         return
-    if parent not in owned:
+    if type(acc) is FactoredGrad:
+        acc = _product(parent, acc)  # a fresh array
+        owned.add(parent)
+    elif parent not in owned:
         acc = BACKENDS[parent.device].copy(acc)
         owned.add(parent)
     parent._g = pg.add_to(acc)
 
 
+def _send_factored(parent: Any, pg: FactoredGrad, heap: list, leaves: list) -> None:
+    """Gather a :class:`FactoredGrad`'s factors into the gradient ``parent`` has received
+    (added as an array when an array arrived first)."""
+    acc = parent._g
+    if acc is None:
+        parent._g = FactoredGrad.__new__(FactoredGrad)  # the walk's own lists, not pg's
+        parent._g.gs, parent._g.xs = list(pg.gs), list(pg.xs)
+        if parent._op is None:
+            leaves.append(parent)
+        else:
+            heappush(heap, (-parent._op.seq, parent))
+    elif type(acc) is FactoredGrad:
+        acc.gs += pg.gs
+        acc.xs += pg.xs
+    else:
+        parent._g = acc + _product(parent, pg)
+
+
+def _product(node: Any, pg: FactoredGrad) -> Any:
+    """A :class:`FactoredGrad` multiplied out, in ``node``'s dtype."""
+    g = pg.dense(BACKENDS[node.device].xp)
+    gd, nd = g.dtype, node.data.dtype
+    return g if gd is nd or gd == nd else g.astype(nd)
+
+
 def _dense(node: Any, grads: tuple) -> tuple:
-    """``grads`` with every :class:`PartGrad` written out in full (for ``observe``)."""
+    """``grads`` with every :class:`PartGrad` and :class:`FactoredGrad` written out in full
+    (for ``observe``)."""
     xp = BACKENDS[node.device].xp
-    return tuple(pg.dense(xp) if type(pg) is PartGrad else pg for pg in grads)
+    return tuple(pg.dense(xp) if type(pg) in (PartGrad, FactoredGrad) else pg for pg in grads)
 
 
 def _finish_leaf(leaf: Any, capture: dict | None) -> None:
     """Hand a leaf its complete gradient: into ``capture``, or added to ``leaf.grad``."""
     g = leaf._g
     leaf._g = None
+    if type(g) is FactoredGrad:
+        g = _product(leaf, g)
     if leaf._hooks:
         g = _run_hooks(leaf, g)
     if capture is not None:

@@ -90,6 +90,8 @@ class MatMul(Op):
         batch = self._batch(pair, self.a2[:-2], self.b2[:-2])
         self.out2 = (*batch, self.a2[-2], self.b2[-1])
         self.a, self.b, self.sa, self.sb = a, b, sa, sb
+        if len(sb) == 2:  # a stack of rows times one matrix (x @ W): one product
+            return _rows_matmul(xp, a, b)
         return xp.matmul(a, b)
 
     def _batch(self, pair: str, ba: tuple[int, ...], bb: tuple[int, ...]) -> tuple[int, ...]:
@@ -109,6 +111,8 @@ class MatMul(Op):
         return tuple(reversed(out))
 
     def backward(self, xp, g):
+        if len(self.sb) == 2 and len(self.sa) > 2:  # x @ W: all rows in one product each
+            return self._rows_backward(xp, g)
         a = self.a.reshape(self.a2)
         b = self.b.reshape(self.b2)
         g = g.reshape(self.out2)
@@ -121,6 +125,18 @@ class MatMul(Op):
             gb = sum_to(xp, gb, self.b2).reshape(self.sb)
         return ga, gb
 
+    def _rows_backward(self, xp, g):
+        """dA = G Bᵀ and dB = Aᵀ G with A's leading axes flattened into rows: dB comes out of
+        one product, not one per matrix of the stack summed afterwards."""
+        ga = gb = None
+        if self.needs[0]:
+            ga = _rows_matmul(xp, g, xp.swapaxes(self.b, -1, -2))
+        if self.needs[1]:
+            rows = numel(self.sa[:-1])
+            gb = xp.matmul(xp.swapaxes(self.a.reshape(rows, self.sa[-1]), -1, -2),
+                           g.reshape(rows, self.sb[-1]))
+        return ga, gb
+
     def macs(self) -> int:
         """batch·m·n·k for the shapes ``forward`` recorded."""
         return numel(self.out2) * self.a2[-1]
@@ -130,6 +146,18 @@ class MatMul(Op):
 
     def backward_flops(self, out, a, b):
         return _count(self.needs) * self.macs()
+
+
+def _rows_matmul(xp: Any, a: Any, b: Any) -> Any:
+    """``a @ b`` for a (..., k) and a matrix b (k, n), as one matrix product of a's rows.
+
+    NumPy multiplies a stack of matrices one matrix at a time, so (32, 32, 64) @ (64, 512) is
+    32 small products; flattened to (1024, 64) @ (64, 512) it is one large product, about twice
+    as fast.  The result is the same."""
+    if a.ndim <= 2:
+        return xp.matmul(a, b)
+    lead = tuple(a.shape[:-1])
+    return xp.matmul(a.reshape(numel(lead), a.shape[-1]), b).reshape(*lead, b.shape[-1])
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,7 +205,7 @@ class Linear(Op):
                 f"(one per output feature of weight {fmt(tuple(w.shape))})"
             )
         self.x, self.w, self.has_bias = x, w, b is not None
-        y = xp.matmul(x, w.T)
+        y = _rows_matmul(xp, x, w.T)
         if b is not None:
             if b.dtype == y.dtype and not isinstance(y, Tensor):
                 y += b  # y is the GEMM's fresh output: add in place, no second array
@@ -192,7 +220,7 @@ class Linear(Op):
         g2 = g.reshape(rows, w.shape[0])
         gx = gw = gb = None
         if needs[0]:
-            gx = xp.matmul(g, w)
+            gx = _rows_matmul(xp, g, w)
         if needs[1]:
             gw = xp.matmul(g2.T, x.reshape(rows, n_in))
         if self.has_bias and needs[2]:

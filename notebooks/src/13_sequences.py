@@ -192,9 +192,10 @@ print("batch_first: (N, L, 3) ->", rnn_bf(x_long.swapaxes(0, 1))[0].shape)
 # and the new candidate.
 #
 # Drawn, an `nn.LSTM` rolls its time steps up into "LSTM step × 5". The input projection
-# $W_{ih} x_t + b_{ih}$ of all steps is one matrix multiply before the loop (the Linear outside
-# the step); a step is $W_{hh} h_{t-1}$ (Linear), the gate arithmetic as one op (LSTMGates, which
-# passes $h$ and $c$ on stacked) and the $h$ it hands to the next step and to `output`.
+# $W_{ih} x_t + b_{ih} + b_{hh}$ of all steps is one matrix multiply before the loop (the Linear
+# outside the step). A step is one op, LSTMStep: the product $W_{hh} h_{t-1}$ (its MACs) and the
+# gate arithmetic (its FLOPs), passing $h$ and $c$ on stacked; then the $h$ it hands to the next
+# step and to `output`.
 
 # %%
 lstm = nn.LSTM(3, 4)

@@ -1,5 +1,5 @@
-"""Spec rows: one LSTM step's gate arithmetic as one op (``LSTMGates``, what ``nn.LSTM`` and
-``nn.LSTMCell`` run), against the textbook formulas in NumPy float64."""
+"""Spec rows: one LSTM step as one op (``LSTMStep``: W_hh·h and the gate arithmetic, what
+``nn.LSTM`` and ``nn.LSTMCell`` run), against the textbook formulas in NumPy float64."""
 
 from __future__ import annotations
 
@@ -7,21 +7,21 @@ import numpy as np
 
 import lucid
 from lucid.ops.base import apply
-from lucid.ops.recurrent import LSTMGates
+from lucid.ops.recurrent import LSTMStep
 from tests.specs.table import ErrorCase, FlopsCase, Spec, rand
 
 
-def _gates(xw, hw, state):
-    return apply(LSTMGates(), xw, hw, state)
+def _step(xw, w, state):
+    return apply(LSTMStep(), xw, w, state)
 
 
-def _gates_step(xws, hw, state):
-    return apply(LSTMGates(1), xws, hw, state)
+def _step_t(xws, w, state):
+    return apply(LSTMStep(1), xws, w, state)
 
 
-def _ref(xw, hw, state, t=None):
-    z = (xw if t is None else xw[t]) + hw
-    c = state[1]
+def _ref(xw, w, state, t=None):
+    h, c = state[0], state[1]
+    z = (xw if t is None else xw[t]) + h @ w.T
     k = c.shape[-1]
     sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
     i, f, o = sig(z[..., :k]), sig(z[..., k:2 * k]), sig(z[..., 3 * k:])
@@ -29,19 +29,28 @@ def _ref(xw, hw, state, t=None):
     return np.stack([o * np.tanh(c2), c2])
 
 
+# one step of 3 samples with H = 2: 3·8·2 = 48 MACs each way per product; FLOPs per hidden
+# value (6 of them): forward 25, backward 26
+FLOPS = FlopsCase((rand((3, 8)), rand((8, 2), seed=2), rand((2, 3, 2))),
+                  48 + 25 * 6, 26 * 6 + 2 * 48)
+
 SPECS = [
-    Spec("lstm_gates", _gates, _ref,
-         ((rand((3, 8), -3, 3), rand((3, 8), seed=1), rand((2, 3, 2))),
-          (rand((2, 3, 12)), rand((2, 3, 12), seed=1), rand((2, 2, 3, 3))),
-          (rand((4,)), rand((4,), seed=1), rand((2, 1)))),
-         errors=(ErrorCase(lambda: _gates(lucid.Tensor(rand((3, 8))), lucid.Tensor(rand((3, 8))),
-                                          lucid.Tensor(rand((2, 3, 3)))),
-                           ValueError, r"lstm_gates: projections \(3,8\) \(step None\) and "
-                           r"\(3,8\), state \(2,3,3\): the state must be h and c stacked"),),
-         flops=(FlopsCase((rand((3, 8)), rand((3, 8)), rand((2, 3, 2))), 22 * 6, 22 * 6),)),
+    Spec("lstm_step", _step, _ref,
+         ((rand((3, 8), -3, 3), rand((8, 2), seed=2), rand((2, 3, 2))),
+          (rand((2, 3, 12)), rand((12, 3), seed=2), rand((2, 2, 3, 3))),
+          (rand((4,)), rand((4, 1), seed=2), rand((2, 1)))),
+         errors=(ErrorCase(lambda: _step(lucid.Tensor(rand((3, 8))), lucid.Tensor(rand((8, 3))),
+                                         lucid.Tensor(rand((2, 3, 3)))),
+                           ValueError, r"lstm_step: projection \(3,8\) \(step None\), weight "
+                           r"\(8,3\) and state \(2,3,3\): the state must be h and c stacked"),
+                 ErrorCase(lambda: _step(lucid.Tensor(rand((3, 8))), lucid.Tensor(rand((8, 3))),
+                                         lucid.Tensor(rand((2, 3, 2)))),
+                           ValueError, r"and the weight \(4·H, H\)")),
+         flops=(FLOPS,)),
     # inside nn.LSTM: step t of the whole sequence's input projection
-    Spec("lstm_gates", _gates_step, lambda xws, hw, state: _ref(xws, hw, state, t=1),
-         ((rand((4, 3, 8), -3, 3), rand((3, 8), seed=1), rand((2, 3, 2))),),
+    Spec("lstm_step", _step_t, lambda xws, w, state: _ref(xws, w, state, t=1),
+         ((rand((4, 3, 8), -3, 3), rand((8, 2), seed=2), rand((2, 3, 2))),),
          label="step 1 of 4",
-         flops=(FlopsCase((rand((4, 3, 8)), rand((3, 8)), rand((2, 3, 2))), 22 * 6, 22 * 6),)),
+         flops=(FlopsCase((rand((4, 3, 8)), rand((8, 2), seed=2), rand((2, 3, 2))),
+                          FLOPS.forward, FLOPS.backward),)),
 ]

@@ -31,7 +31,7 @@ from lucid.nn.functional.dropout import dropout
 from lucid.nn.layers.linear import _parameter, _size
 from lucid.nn.module import Module
 from lucid.ops import apply, concatenate, linear, relu, sigmoid, stack, tanh, where
-from lucid.ops.recurrent import LSTMGates
+from lucid.ops.recurrent import LSTMStep
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Float32
@@ -41,15 +41,24 @@ __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
 
 
+def _projection(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None,
+                b_hh: Tensor | None) -> Tensor:
+    """W_ih x + b_ih for every time step of ``x`` at once -- for LSTM, + b_hh too: its gates
+    take the two biases only as their sum, so the sum is added once here, not at every step."""
+    if mode == "LSTM" and b_ih is not None:
+        return linear(x, w_ih, b_ih + b_hh)
+    return linear(x, w_ih, b_ih)
+
+
 def _cell_step(mode: str, nonlinearity: str, xws: Tensor, t: int | None, h: Tensor,
                state: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
-    """One step from the input's projection (W_ih x + b_ih: ``xws[t]``, or ``xws`` itself when
-    ``t`` is None), the hidden state ``h`` and the whole ``state``: ``h`` itself for RNN and
-    GRU; for LSTM h and c stacked, (2, N, H), as the gate op takes and gives them.  Returns the
-    new state."""
+    """One step from the input's projection (:func:`_projection`: ``xws[t]``, or ``xws``
+    itself when ``t`` is None), the hidden state ``h`` and the whole ``state``: ``h`` itself
+    for RNN and GRU; for LSTM h and c stacked, (2, N, H), as its step op takes and gives
+    them.  Returns the new state."""
+    if mode == "LSTM":  # W_hh h and the gates as one op (lucid.ops.recurrent.LSTMStep)
+        return apply(LSTMStep(t), xws, w_hh, state)
     hw = linear(h, w_hh, b_hh)
-    if mode == "LSTM":  # the gate arithmetic as one op (lucid.ops.recurrent.LSTMGates)
-        return apply(LSTMGates(t), xws, hw, state)
     xw = xws if t is None else xws[t]
     if mode == "RNN":
         z = xw + hw
@@ -135,8 +144,8 @@ class LSTMCell(_Cell):
                 ) -> tuple[Tensor, Tensor]:
         self._check(x)
         h, c = (self._zeros(x), self._zeros(x)) if state is None else state
-        hc = _cell_step("LSTM", "tanh", linear(x, self.weight_ih, self.bias_ih), None, h,
-                        stack([h, c]), self.weight_hh, self.bias_hh)
+        xw = _projection("LSTM", x, self.weight_ih, self.bias_ih, self.bias_hh)
+        hc = _cell_step("LSTM", "tanh", xw, None, h, stack([h, c]), self.weight_hh, None)
         return hc[0], hc[1]
 
     def extra_repr(self) -> str:
@@ -232,7 +241,7 @@ class _RNNBase(Module):
                 k = layer * dirs + d
                 w_ih, b_ih, w_hh, b_hh = self._weights(layer, suffix)
                 # every time step's input projection in one GEMM: (L, N, gates·hidden)
-                xw = linear(layer_in, w_ih, b_ih)
+                xw = _projection(self.mode, layer_in, w_ih, b_ih, b_hh)
                 h = h0[k]
                 # the state a step passes on: h, or for LSTM h and c stacked (2, N, H)
                 state = h if c0 is None else stack([h, c0[k]])
