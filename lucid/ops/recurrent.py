@@ -36,7 +36,8 @@ def _gate_constants(xp: Any, like: Any, k: int) -> tuple[Any, Any, Any]:
 
     With a = tanh(s·z), s·a + shift is σ(z) for i, f, o (σ(z) = ½ tanh(z/2) + ½, an
     identity) and tanh(z) for g: all four activations in two passes over the whole array.
-    Their derivative with respect to z is s²·(1 - a²)."""
+    Their derivative with respect to z is s²·(1 - a²) = s² - (act - shift)², from the
+    activations alone."""
     raw = like.data if isinstance(like, Tensor) else like
     key = (type(raw), raw.dtype, k)
     found = _CONSTANTS.get(key)
@@ -62,7 +63,7 @@ class LSTMStep(Op):
     and c':
 
         dc' = gc + gh⊙o⊙(1 - t²)
-        dz  = [dc'⊙g, dc'⊙c, dc'⊙i, gh⊙t] ⊙ s²⊙(1 - a²)   = dxw (step t)
+        dz  = [dc'⊙g, dc'⊙c, dc'⊙i, gh⊙t] ⊙ (s² - (act - shift)²)   = dxw (step t)
         dh  = dz W_hh;   dc = dc'⊙f;   dW_hh = dzᵀ h
 
     Only the gradients of the inputs that need one are computed.  Counts, per sample: forward
@@ -101,8 +102,7 @@ class LSTMStep(Op):
             return self._forward_in_place(z, xw_t, c, k)
         z = z + xw_t
         scale, shift, _ = _gate_constants(xp, z, k)
-        self.a = a = xp.tanh(z * scale)
-        act = a * scale + shift
+        act = xp.tanh(z * scale) * scale + shift
         i, f, g, o = act[..., :k], act[..., k:2 * k], act[..., 2 * k:3 * k], act[..., 3 * k:]
         c2 = f * c + i * g
         self.act, self.t = act, xp.tanh(c2)
@@ -112,8 +112,8 @@ class LSTMStep(Op):
         z += xw_t
         scale, shift, _ = _gate_constants(np, z, k)
         z *= scale
-        self.a = a = np.tanh(z, out=z)
-        self.act = act = a * scale
+        self.act = act = np.tanh(z, out=z)
+        act *= scale
         act += shift
         out = np.empty((2, *c.shape), c.dtype)
         c2 = np.multiply(act[..., k:2 * k], c, out=out[1])
@@ -123,18 +123,19 @@ class LSTMStep(Op):
         return out
 
     def backward(self, xp, g):
-        act, t, a, needs = self.act, self.t, self.a, self.needs
+        act, t, needs = self.act, self.t, self.needs
         k = t.shape[-1]
         i, f, gg, o = act[..., :k], act[..., k:2 * k], act[..., 2 * k:3 * k], act[..., 3 * k:]
         gh, gc = g[0], g[1]
-        _, _, scale2 = _gate_constants(xp, t, k)
+        _, shift, scale2 = _gate_constants(xp, t, k)
         in_place = self.in_place and type(g) is np.ndarray and g.dtype == act.dtype
         if in_place:
-            dc2, dz = self._dz_in_place(gh, gc, i, f, gg, o, t, a, scale2, k)
+            dc2, dz = self._dz_in_place(gh, gc, i, f, gg, o, t, act, shift, scale2, k)
         else:
             dc2 = gc + gh * o * (1 - t * t)
+            u = act - shift
             dz = xp.concatenate([dc2 * gg, dc2 * self.c, dc2 * i, gh * t], axis=-1) * \
-                (scale2 - scale2 * (a * a))
+                (scale2 - u * u)
         graph = isinstance(g, Tensor)  # create_graph: whole arrays, as Lucid ops
         dxw = dw = dstate = None
         if needs[0]:
@@ -154,21 +155,21 @@ class LSTMStep(Op):
             dstate = xp.stack([xp.matmul(dz, self.w), dc2 * f])
         return (dxw, dw, dstate)
 
-    def _dz_in_place(self, gh, gc, i, f, gg, o, t, a, scale2, k):
+    def _dz_in_place(self, gh, gc, i, f, gg, o, t, act, shift, scale2, k):
         """dc' and dz of :meth:`backward`, in fresh NumPy arrays written in place."""
         dc2 = t * t
         np.subtract(1, dc2, out=dc2)
         dc2 *= o
         dc2 *= gh
         dc2 += gc
-        dz = np.empty(a.shape, a.dtype)
+        dz = np.empty(act.shape, act.dtype)
         np.multiply(dc2, gg, out=dz[..., :k])
         np.multiply(dc2, self.c, out=dz[..., k:2 * k])
         np.multiply(dc2, i, out=dz[..., 2 * k:3 * k])
         np.multiply(gh, t, out=dz[..., 3 * k:])
-        d = a * a
-        np.subtract(1, d, out=d)
-        d *= scale2
+        d = act - shift
+        d *= d
+        np.subtract(scale2, d, out=d)
         dz *= d
         return dc2, dz
 

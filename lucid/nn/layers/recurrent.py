@@ -50,14 +50,14 @@ def _projection(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None,
     return linear(x, w_ih, b_ih)
 
 
-def _cell_step(mode: str, nonlinearity: str, xws: Tensor, t: int | None, h: Tensor,
-               state: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+def _cell_step(mode: str, nonlinearity: str, xws: Tensor, t: int | None, state: Tensor,
+               w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
     """One step from the input's projection (:func:`_projection`: ``xws[t]``, or ``xws``
-    itself when ``t`` is None), the hidden state ``h`` and the whole ``state``: ``h`` itself
-    for RNN and GRU; for LSTM h and c stacked, (2, N, H), as its step op takes and gives
-    them.  Returns the new state."""
+    itself when ``t`` is None) and the state: h for RNN and GRU; for LSTM h and c stacked,
+    (2, N, H), as its step op takes and gives them.  Returns the new state."""
     if mode == "LSTM":  # W_hh h and the gates as one op (lucid.ops.recurrent.LSTMStep)
         return apply(LSTMStep(t), xws, w_hh, state)
+    h = state
     hw = linear(h, w_hh, b_hh)
     xw = xws if t is None else xws[t]
     if mode == "RNN":
@@ -127,7 +127,7 @@ class RNNCell(_Cell):
         self._check(x)
         h = self._zeros(x) if h is None else h
         return _cell_step("RNN", self.nonlinearity, linear(x, self.weight_ih, self.bias_ih),
-                          None, h, h, self.weight_hh, self.bias_hh)
+                          None, h, self.weight_hh, self.bias_hh)
 
 
 class LSTMCell(_Cell):
@@ -145,7 +145,7 @@ class LSTMCell(_Cell):
         self._check(x)
         h, c = (self._zeros(x), self._zeros(x)) if state is None else state
         xw = _projection("LSTM", x, self.weight_ih, self.bias_ih, self.bias_hh)
-        hc = _cell_step("LSTM", "tanh", xw, None, h, stack([h, c]), self.weight_hh, None)
+        hc = _cell_step("LSTM", "tanh", xw, None, stack([h, c]), self.weight_hh, None)
         return hc[0], hc[1]
 
     def extra_repr(self) -> str:
@@ -165,7 +165,7 @@ class GRUCell(_Cell):
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
         self._check(x)
         h = self._zeros(x) if h is None else h
-        return _cell_step("GRU", "tanh", linear(x, self.weight_ih, self.bias_ih), None, h, h,
+        return _cell_step("GRU", "tanh", linear(x, self.weight_ih, self.bias_ih), None, h,
                           self.weight_hh, self.bias_hh)
 
 
@@ -242,9 +242,8 @@ class _RNNBase(Module):
                 w_ih, b_ih, w_hh, b_hh = self._weights(layer, suffix)
                 # every time step's input projection in one GEMM: (L, N, gates·hidden)
                 xw = _projection(self.mode, layer_in, w_ih, b_ih, b_hh)
-                h = h0[k]
                 # the state a step passes on: h, or for LSTM h and c stacked (2, N, H)
-                state = h if c0 is None else stack([h, c0[k]])
+                state = h0[k] if c0 is None else stack([h0[k], c0[k]])
                 order = range(steps - 1, -1, -1) if d else range(steps)
                 out_steps: list[Any] = [None] * steps
                 loop = "" if rec is None else " ".join(  # names the steps: "layer 1 reverse"
@@ -253,17 +252,21 @@ class _RNNBase(Module):
                 for t in order:
                     if rec is not None:  # the ops from here to the next mark are step t
                         rec.begin_step(t, loop)
-                    state2 = _cell_step(self.mode, self.nonlinearity, xw, t, h, state, w_hh,
-                                        b_hh)
-                    if valid is not None:  # padded steps keep the state, output zero
+                    state2 = _cell_step(self.mode, self.nonlinearity, xw, t, state, w_hh, b_hh)
+                    if valid is None:  # an LSTM's h are taken from its states after the loop
+                        out_steps[t] = state2
+                    else:  # padded steps keep the state, output zero
                         state2 = where(valid[t], state2, state)
-                    h = state2 if c0 is None else state2[0]
-                    out_steps[t] = h if valid is None else where(valid[t], h, 0.0 * h)
+                        h = state2 if c0 is None else state2[0]
+                        out_steps[t] = where(valid[t], h, 0.0 * h)
                     state = state2
                 if rec is not None:
                     rec.end_step()
-                outs.append(stack(out_steps, axis=0))
-                h_n.append(h)
+                if c0 is not None and valid is None:  # (2, L, N, H): the h of every step
+                    outs.append(stack(out_steps, axis=1)[0])
+                else:
+                    outs.append(stack(out_steps, axis=0))
+                h_n.append(state if c0 is None else state[0])
                 if c0 is not None:
                     c_n.append(state[1])
             layer_in = outs[0] if dirs == 1 else _concat_last(outs)
