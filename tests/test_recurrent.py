@@ -223,3 +223,49 @@ def test_every_size_runs_forward_and_backward(kind, inp, hid, layers, bidir, bat
     theirs.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in layer.state_dict().items()})
     want_out, _ = theirs(torch.tensor(x))
     np.testing.assert_allclose(out.numpy(), want_out.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _ops_below(t):
+    """The names of the ops in ``t``'s graph."""
+    seen, stack, names = set(), [t], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or node._op is None:
+            continue
+        seen.add(id(node))
+        names.add(type(node._op).__name__)
+        stack.extend(node._prev)
+    return names
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_lstm_runs_one_op_per_layer_or_step_by_step_with_the_same_numbers(device):
+    """Unwatched, nn.LSTM runs each layer and direction as one op (LSTMSequence); counted or
+    drawn, it runs step by step (LSTMStep) so every step is seen.  Same outputs, same
+    gradients, to the last bits of float64."""
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    lucid.random.seed(4)
+    dtype = lucid.Float64 if device == "cpu" else lucid.Float32
+    lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True, dtype=dtype).to(device)
+    x = lucid.Tensor(RNG.standard_normal((5, 2, 3)), dtype=dtype, device=device,
+                     requires_grad=True)
+    target = lucid.Tensor(RNG.standard_normal((5, 2, 8)), dtype=dtype, device=device)
+    results = {}
+    for watched in (False, True):
+        lstm.zero_grad()
+        x.grad = None
+        if watched:
+            with lucid.count_flops():
+                out, (h, c) = lstm(x)
+        else:
+            out, (h, c) = lstm(x)
+        ops = _ops_below(out)
+        assert ("LSTMStep" in ops) == watched and ("LSTMSequence" in ops) != watched
+        (((out - target) ** 2).sum() + (h * c).sum()).backward()
+        results[watched] = [np.asarray(t.numpy()) for t in (out, h, c)] + \
+            [np.asarray(p.grad.numpy() if hasattr(p.grad, "numpy") else p.grad)
+             for p in (x, *lstm.parameters())]
+    tol = 1e-12 if device == "cpu" else 1e-5
+    for a, b in zip(results[False], results[True]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

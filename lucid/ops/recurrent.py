@@ -1,16 +1,19 @@
-"""Recurrent cells as single ops: one LSTM step, matrix product and gate arithmetic.
+"""Recurrent cells as single ops: one LSTM step, and a whole sequence of them.
 
 An LSTM step made of the catalogue's ops is seventeen ops (W_hh·h, four slices, three
 sigmoids, two tanh, products and sums), each with its own backward and its own gradient
 arrays to add up.  :class:`LSTMStep` does the same arithmetic in one op: one matrix product,
 then the gates on whole arrays, and its backward writes the four gates' gradients into one
 array.  The result is the same as the composite's (a test holds them together, values and
-gradients).  Drawn, a step is this op (its multiply-adds counted as MACs, the rest as FLOPs)
-and the ``h`` handed on.
-
+gradients).  Drawn, a step is this op, its multiply-adds counted as MACs, the rest as FLOPs.
 Its gradient for ``W_hh`` is returned as a :class:`~lucid.autograd.engine.FactoredGrad`: the
 walk gathers the T steps' factors and multiplies them once, one large matrix product instead
-of T small ones added up (the way PyTorch's LSTM computes its weight gradients).
+of T small ones added up.
+
+:class:`LSTMSequence` runs the T steps of one layer and direction as one op, the same step
+functions in a loop: what ``nn.LSTM`` runs when nobody is drawing or counting (PyTorch's LSTM
+is one op too).  It keeps every step's activations in one array, so its backward writes each
+step's gradient straight into the input projection's, and ``W_hh``'s gradient is one product.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from lucid.ops.base import Op
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
-__all__ = ["LSTMStep"]
+__all__ = ["LSTMStep", "LSTMSequence"]
 
 _CONSTANTS: dict[tuple, tuple[Any, Any, Any]] = {}
 
@@ -48,6 +51,83 @@ def _gate_constants(xp: Any, like: Any, k: int) -> tuple[Any, Any, Any]:
         found = _CONSTANTS[key] = (make(scale, raw.dtype), make(shift, raw.dtype),
                                    make(scale * scale, raw.dtype))
     return found
+
+
+def _step_forward(xp: Any, z: Any, c: Any, k: int) -> tuple[Any, Any, Any, Any]:
+    """One step from its pre-activations z = xw + h W_hhᵀ and the previous c: the gate
+    activations (i, f, g, o side by side), tanh(c'), h' and c'."""
+    scale, shift, _ = _gate_constants(xp, z, k)
+    act = xp.tanh(z * scale) * scale + shift
+    i, f, g, o = act[..., :k], act[..., k:2 * k], act[..., 2 * k:3 * k], act[..., 3 * k:]
+    c2 = f * c + i * g
+    tc = xp.tanh(c2)
+    return act, tc, o * tc, c2
+
+
+def _step_forward_in_place(z: Any, c: Any, k: int, h_out: Any, c_out: Any,
+                           tc_out: Any = None) -> tuple[Any, Any]:
+    """:func:`_step_forward` on NumPy arrays: z becomes the activations, h' and c' are
+    written into ``h_out`` and ``c_out`` (and tanh(c') into ``tc_out``, if given)."""
+    scale, shift, _ = _gate_constants(np, z, k)
+    z *= scale
+    act = np.tanh(z, out=z)
+    act *= scale
+    act += shift
+    c2 = np.multiply(act[..., k:2 * k], c, out=c_out)
+    c2 += act[..., :k] * act[..., 2 * k:3 * k]
+    tc = np.tanh(c2, out=tc_out)
+    np.multiply(act[..., 3 * k:], tc, out=h_out)
+    return act, tc
+
+
+def _step_backward(xp: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any,
+                   k: int) -> tuple[Any, Any]:
+    """One step's backward from the gradients gh, gc of h' and c': dc' and dz (= dxw)."""
+    _, shift, scale2 = _gate_constants(xp, tc, k)
+    i, g, o = act[..., :k], act[..., 2 * k:3 * k], act[..., 3 * k:]
+    dc2 = gc + gh * o * (1 - tc * tc)
+    u = act - shift
+    dz = xp.concatenate([dc2 * g, dc2 * c, dc2 * i, gh * tc], axis=-1) * (scale2 - u * u)
+    return dc2, dz
+
+
+def _step_backward_in_place(gh: Any, gc: Any, act: Any, tc: Any, c: Any, k: int,
+                            dz: Any) -> Any:
+    """:func:`_step_backward` on NumPy arrays, dz written into ``dz``; returns dc'."""
+    _, shift, scale2 = _gate_constants(np, tc, k)
+    dc2 = tc * tc
+    np.subtract(1, dc2, out=dc2)
+    dc2 *= act[..., 3 * k:]
+    dc2 *= gh
+    dc2 += gc
+    np.multiply(dc2, act[..., 2 * k:3 * k], out=dz[..., :k])
+    np.multiply(dc2, c, out=dz[..., k:2 * k])
+    np.multiply(dc2, act[..., :k], out=dz[..., 2 * k:3 * k])
+    np.multiply(gh, tc, out=dz[..., 3 * k:])
+    d = act - shift
+    d *= d
+    np.subtract(scale2, d, out=d)
+    dz *= d
+    return dc2
+
+
+def _check_shapes(op: Op, xw_t: Any, w: Any, state: Any, what: str) -> int:
+    """The hidden size H, once the shapes agree (else an error naming all three)."""
+    shape = tuple(state.shape)
+    k = shape[-1] if shape else 0
+    if len(shape) < 2 or shape[0] != 2 or tuple(xw_t.shape) != (*shape[1:-1], 4 * k) or \
+            tuple(w.shape) != (4 * k, k):
+        raise op.error(f"projection {what}, weight {fmt(tuple(w.shape))} and state "
+                       f"{fmt(shape)}: the state must be h and c stacked, (2, ..., H), the "
+                       "projection (..., 4·H) and the weight (4·H, H)")
+    return k
+
+
+def _same_numpy(*arrays: Any) -> bool:
+    """Whether the in-place NumPy path applies: NumPy arrays of one dtype."""
+    first = arrays[0]
+    return type(first) is np.ndarray and all(type(a) is np.ndarray and a.dtype == first.dtype
+                                             for a in arrays[1:])
 
 
 class LSTMStep(Op):
@@ -82,60 +162,31 @@ class LSTMStep(Op):
         self.step = t
 
     def forward(self, xp, xw, w, state):
-        shape = tuple(state.shape)
-        k = shape[-1]
-        want = (*shape[1:-1], 4 * k)
         xw_t = xw if self.step is None else xw[self.step]
-        if len(shape) < 2 or shape[0] != 2 or tuple(xw_t.shape) != want or \
-                tuple(w.shape) != (4 * k, k):
-            raise self.error(f"projection {fmt(tuple(xw.shape))} (step {self.step}), weight "
-                             f"{fmt(tuple(w.shape))} and state {fmt(shape)}: the state must "
-                             "be h and c stacked, (2, ..., H), the projection (..., 4·H) and "
-                             "the weight (4·H, H)")
+        k = _check_shapes(self, xw_t, w, state, f"{fmt(tuple(xw.shape))} (step {self.step})")
         h, c = state[0], state[1]
         self.h, self.c, self.w = h, c, w
-        self.shape, self.dtype = shape, state.dtype
         self.xw_shape, self.xw_dtype = tuple(xw.shape), xw.dtype
         z = xp.matmul(h, w.T)
-        self.in_place = type(z) is np.ndarray and z.dtype == xw_t.dtype == c.dtype
+        self.in_place = _same_numpy(z, xw_t, c)
         if self.in_place:  # NumPy: the same arithmetic, written into fresh arrays in place
-            return self._forward_in_place(z, xw_t, c, k)
-        z = z + xw_t
-        scale, shift, _ = _gate_constants(xp, z, k)
-        act = xp.tanh(z * scale) * scale + shift
-        i, f, g, o = act[..., :k], act[..., k:2 * k], act[..., 2 * k:3 * k], act[..., 3 * k:]
-        c2 = f * c + i * g
-        self.act, self.t = act, xp.tanh(c2)
-        return xp.stack([o * self.t, c2])
-
-    def _forward_in_place(self, z, xw_t, c, k):
-        z += xw_t
-        scale, shift, _ = _gate_constants(np, z, k)
-        z *= scale
-        self.act = act = np.tanh(z, out=z)
-        act *= scale
-        act += shift
-        out = np.empty((2, *c.shape), c.dtype)
-        c2 = np.multiply(act[..., k:2 * k], c, out=out[1])
-        c2 += act[..., :k] * act[..., 2 * k:3 * k]
-        self.t = np.tanh(c2)
-        np.multiply(act[..., 3 * k:], self.t, out=out[0])
-        return out
+            z += xw_t
+            out = np.empty((2, *c.shape), c.dtype)
+            self.act, self.t = _step_forward_in_place(z, c, k, out[0], out[1])
+            return out
+        self.act, self.t, h2, c2 = _step_forward(xp, z + xw_t, c, k)
+        return xp.stack([h2, c2])
 
     def backward(self, xp, g):
         act, t, needs = self.act, self.t, self.needs
         k = t.shape[-1]
-        i, f, gg, o = act[..., :k], act[..., k:2 * k], act[..., 2 * k:3 * k], act[..., 3 * k:]
         gh, gc = g[0], g[1]
-        _, shift, scale2 = _gate_constants(xp, t, k)
-        in_place = self.in_place and type(g) is np.ndarray and g.dtype == act.dtype
+        in_place = self.in_place and _same_numpy(g, act)
         if in_place:
-            dc2, dz = self._dz_in_place(gh, gc, i, f, gg, o, t, act, shift, scale2, k)
+            dz = np.empty(act.shape, act.dtype)
+            dc2 = _step_backward_in_place(gh, gc, act, t, self.c, k, dz)
         else:
-            dc2 = gc + gh * o * (1 - t * t)
-            u = act - shift
-            dz = xp.concatenate([dc2 * gg, dc2 * self.c, dc2 * i, gh * t], axis=-1) * \
-                (scale2 - u * u)
+            dc2, dz = _step_backward(xp, gh, gc, act, t, self.c, k)
         graph = isinstance(g, Tensor)  # create_graph: whole arrays, as Lucid ops
         dxw = dw = dstate = None
         if needs[0]:
@@ -147,6 +198,7 @@ class LSTMStep(Op):
                 dw = xp.matmul(dz.reshape(-1, 4 * k).T, h.reshape(-1, k))
             else:  # the walk multiplies all steps' factors at once
                 dw = FactoredGrad(dz.reshape(-1, 4 * k), h.reshape(-1, k))
+        f = act[..., k:2 * k]
         if needs[2] and in_place:
             dstate = np.empty((2, *dc2.shape), dc2.dtype)
             np.matmul(dz, self.w, out=dstate[0])
@@ -155,24 +207,6 @@ class LSTMStep(Op):
             dstate = xp.stack([xp.matmul(dz, self.w), dc2 * f])
         return (dxw, dw, dstate)
 
-    def _dz_in_place(self, gh, gc, i, f, gg, o, t, act, shift, scale2, k):
-        """dc' and dz of :meth:`backward`, in fresh NumPy arrays written in place."""
-        dc2 = t * t
-        np.subtract(1, dc2, out=dc2)
-        dc2 *= o
-        dc2 *= gh
-        dc2 += gc
-        dz = np.empty(act.shape, act.dtype)
-        np.multiply(dc2, gg, out=dz[..., :k])
-        np.multiply(dc2, self.c, out=dz[..., k:2 * k])
-        np.multiply(dc2, i, out=dz[..., 2 * k:3 * k])
-        np.multiply(gh, t, out=dz[..., 3 * k:])
-        d = act - shift
-        d *= d
-        np.subtract(scale2, d, out=d)
-        dz *= d
-        return dc2, dz
-
     @staticmethod
     def _part(xp, graph, shape, dtype, index, value):
         """The gradient of a whole array that is ``value`` at ``[index]`` and 0 elsewhere."""
@@ -180,18 +214,155 @@ class LSTMStep(Op):
             return backend_for(xp).scatter_add(shape, dtype, (index,), value)
         return PartGrad(shape, dtype, (index,), value)  # the walk adds it into place
 
-    def _macs(self, state):
-        k = state.shape[-1]
-        return (state.size // 2) * 4 * k  # (samples·H) hidden values, each 4H·H / H MACs
-
     def forward_flops(self, out, xw, w, state):
-        return self._macs(state) + 25 * state.size // 2
+        return _step_macs(state) + 25 * state.size // 2
 
     def backward_flops(self, out, xw, w, state):
         needs = self.needs
-        flops = (5 + 20 * (needs[0] or needs[1] or needs[2]) + needs[2]) * state.size // 2
-        return flops + self._macs(state) * (needs[1] + needs[2])
+        return (25 + needs[2]) * state.size // 2 + _step_macs(state) * (needs[1] + needs[2])
 
     def macs_of(self, flops, flops_bwd, out, xw, w, state):
-        macs = self._macs(state)
+        macs = _step_macs(state)
         return macs, macs * (self.needs[1] + self.needs[2])
+
+
+def _step_macs(state: Any) -> int:
+    """MACs of one step's h W_hhᵀ (and of each of its backward products): (samples·H) hidden
+    values, 4H multiply-adds each."""
+    return (state.size // 2) * 4 * state.shape[-1]
+
+
+class LSTMSequence(Op):
+    """Every step of one LSTM layer and direction, as one op: :class:`LSTMStep` for t = 0,
+    1, …, T-1 (``reverse``: T-1, …, 0), the same arithmetic.
+
+    ``xw`` (T, …, 4H) holds the input projections of all steps, ``w_hh`` is (4H, H) and
+    ``state`` the initial h and c stacked, (2, …, H).  Returns h and c of every step, (2, T,
+    …, H), in time order (``[0]`` is the layer's output).  Backward runs the steps in reverse,
+    writing each step's dz into dxw; then dW_hh = Σ_t dz_tᵀ h_(t-1) is one product.  Counts:
+    T times :class:`LSTMStep`'s, with the state of every step but the first needing its
+    gradient.
+    """
+
+    name = "lstm_sequence"
+    function = None  # nn.LSTM calls it; no lucid.lstm_sequence
+    inputs = ("xw", "w_hh", "state")
+    saves_inputs = (1, 2)
+    saves_output = True  # backward reads the h and c of every step
+    wants_needs = True
+    counts_macs = True
+
+    def __init__(self, reverse: bool = False) -> None:
+        self.reverse = reverse
+
+    def _order(self, steps: int) -> range:
+        return range(steps - 1, -1, -1) if self.reverse else range(steps)
+
+    def forward(self, xp, xw, w, state):
+        if xw.ndim < 1 or xw.shape[0] < 1:
+            raise self.error(f"projection {fmt(tuple(xw.shape))}: needs at least one step")
+        k = _check_shapes(self, xw[0], w, state, f"{fmt(tuple(xw.shape))} (T steps)")
+        steps = xw.shape[0]
+        self.w, self.state = w, state
+        h, c = state[0], state[1]
+        if _same_numpy(xw, w, state):  # NumPy: every step written into three arrays
+            out = np.empty((2, steps, *c.shape), c.dtype)
+            acts = np.empty(xw.shape, xw.dtype)
+            tcs = np.empty((steps, *c.shape), c.dtype)
+            for t in self._order(steps):
+                z = np.matmul(h, w.T, out=acts[t])
+                z += xw[t]
+                _step_forward_in_place(z, c, k, out[0, t], out[1, t], tcs[t])
+                h, c = out[0, t], out[1, t]
+            self.acts, self.tcs, self.out = acts, tcs, out
+            return out
+        acts, tcs, hs, cs = ([None] * steps for _ in range(4))
+        for t in self._order(steps):
+            acts[t], tcs[t], hs[t], cs[t] = _step_forward(xp, xp.matmul(h, w.T) + xw[t], c, k)
+            h, c = hs[t], cs[t]
+        self.acts, self.tcs, self.out = acts, tcs, None
+        self.hs, self.cs = hs, cs
+        return xp.stack([xp.stack(hs), xp.stack(cs)])
+
+    def backward(self, xp, g):
+        needs = self.needs
+        order = list(self._order(len(self.acts)))
+        if self.out is not None and _same_numpy(g, self.out):
+            dxw, dh, dc = self._backward_in_place(g, order)
+        else:
+            dxw, dh, dc = self._backward_any(xp, g, order)
+        dw = None
+        if needs[1]:  # Σ_t dz_tᵀ h_(t-1): all steps' rows in one product
+            dw = self._weight_grad(xp, dxw, order)
+        dstate = xp.stack([dh, dc]) if needs[2] else None
+        return (dxw if needs[0] else None), dw, dstate
+
+    def _backward_any(self, xp, g, order):
+        """The steps' backward in reverse, on any namespace: (dxw, dh0, dc0)."""
+        state, k = self.state, self.state.shape[-1]
+        dzs = [None] * len(order)
+        dh = dc = None
+        for n in range(len(order) - 1, -1, -1):
+            t = order[n]
+            act = self.acts[t]
+            gh = g[0, t] if dh is None else g[0, t] + dh
+            gc = g[1, t] if dc is None else g[1, t] + dc
+            c_prev = state[1] if n == 0 else self._c(order[n - 1])
+            dc2, dzs[t] = _step_backward(xp, gh, gc, act, self.tcs[t], c_prev, k)
+            if n > 0 or self.needs[2]:  # the initial state's gradient only when it needs one
+                dh, dc = xp.matmul(dzs[t], self.w), dc2 * act[..., k:2 * k]
+        return xp.stack(dzs), dh, dc
+
+    def _backward_in_place(self, g, order):
+        """:meth:`_backward_any` on NumPy arrays: each step's dz written into dxw, the
+        running dh and dc kept in two arrays."""
+        state, w, k = self.state, self.w, self.state.shape[-1]
+        dxw = np.empty(self.acts.shape, self.acts.dtype)
+        dh, dc = np.empty(state[0].shape, dxw.dtype), np.empty(state[1].shape, dxw.dtype)
+        for n in range(len(order) - 1, -1, -1):
+            t = order[n]
+            act = self.acts[t]
+            if n == len(order) - 1:  # the last step: only the outputs' gradient
+                gh, gc = g[0, t], g[1, t]
+            else:
+                gh, gc = np.add(g[0, t], dh, out=dh), np.add(g[1, t], dc, out=dc)
+            c_prev = state[1] if n == 0 else self.out[1, order[n - 1]]
+            dc2 = _step_backward_in_place(gh, gc, act, self.tcs[t], c_prev, k, dxw[t])
+            if n > 0 or self.needs[2]:
+                np.matmul(dxw[t], w, out=dh)
+                np.multiply(dc2, act[..., k:2 * k], out=dc)
+        return dxw, dh, dc
+
+    def _weight_grad(self, xp, dxw, order):
+        """dW_hh = Σ_t dz_tᵀ h_(t-1): the first step read the initial h, every later step
+        the h of the step before it -- the outputs shifted by one step."""
+        k, first = self.state.shape[-1], order[0]
+        dw = xp.matmul(dxw[first].reshape(-1, 4 * k).T, self.state[0].reshape(-1, k))
+        if len(order) == 1:
+            return dw
+        if self.out is not None:  # h of steps 0..T-2 (forward) or 1..T-1 (reverse)
+            hs = self.out[0, 1:] if self.reverse else self.out[0, :-1]
+        else:
+            hs = xp.stack(self.hs[1:] if self.reverse else self.hs[:-1])
+        dz = dxw[:-1] if self.reverse else dxw[1:]
+        rows = hs.size // k
+        return dw + xp.matmul(dz.reshape(rows, 4 * k).T, hs.reshape(rows, k))
+
+    def _h(self, t):
+        return self.out[0, t] if self.out is not None else self.hs[t]
+
+    def _c(self, t):
+        return self.out[1, t] if self.out is not None else self.cs[t]
+
+    def forward_flops(self, out, xw, w, state):
+        return xw.shape[0] * (_step_macs(state) + 25 * state.size // 2)
+
+    def backward_flops(self, out, xw, w, state):
+        steps, needs, hidden = xw.shape[0], self.needs, state.size // 2
+        macs = _step_macs(state) * (steps - 1 + needs[2] + steps * needs[1])
+        return hidden * (26 * (steps - 1) + 25 + needs[2]) + macs
+
+    def macs_of(self, flops, flops_bwd, out, xw, w, state):
+        steps, needs = xw.shape[0], self.needs
+        macs = _step_macs(state)
+        return steps * macs, macs * (steps - 1 + needs[2] + steps * needs[1])

@@ -1,5 +1,7 @@
 """Spec rows: one LSTM step as one op (``LSTMStep``: W_hh·h and the gate arithmetic, what
-``nn.LSTM`` and ``nn.LSTMCell`` run), against the textbook formulas in NumPy float64."""
+``nn.LSTMCell`` runs and ``nn.LSTM`` while drawn or counted) and all steps of a layer as one
+op (``LSTMSequence``, what ``nn.LSTM`` runs otherwise), against the textbook formulas in NumPy
+float64."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import numpy as np
 
 import lucid
 from lucid.ops.base import apply
-from lucid.ops.recurrent import LSTMStep
+from lucid.ops.recurrent import LSTMSequence, LSTMStep
 from tests.specs.table import ErrorCase, FlopsCase, Spec, rand
 
 
@@ -27,6 +29,20 @@ def _ref(xw, w, state, t=None):
     i, f, o = sig(z[..., :k]), sig(z[..., k:2 * k]), sig(z[..., 3 * k:])
     c2 = f * c + i * np.tanh(z[..., 2 * k:3 * k])
     return np.stack([o * np.tanh(c2), c2])
+
+
+def _sequence(reverse):
+    return lambda xw, w, state: apply(LSTMSequence(reverse), xw, w, state)
+
+
+def _sequence_ref(reverse):
+    def ref(xw, w, state):
+        hs, cs = [None] * len(xw), [None] * len(xw)
+        for t in (range(len(xw) - 1, -1, -1) if reverse else range(len(xw))):
+            state = _ref(xw, w, state, t=t)
+            hs[t], cs[t] = state
+        return np.stack([np.stack(hs), np.stack(cs)])
+    return ref
 
 
 # one step of 3 samples with H = 2: 3·8·2 = 48 MACs each way per product; FLOPs per hidden
@@ -53,4 +69,22 @@ SPECS = [
          label="step 1 of 4",
          flops=(FlopsCase((rand((4, 3, 8)), rand((8, 2), seed=2), rand((2, 3, 2))),
                           FLOPS.forward, FLOPS.backward),)),
+    # all steps of one layer and direction: 3 steps of 2 samples with H = 2, so each step
+    # has 2·8·2 = 32 MACs per product and 4 hidden values
+    *[Spec("lstm_sequence", _sequence(rev), _sequence_ref(rev),
+           ((rand((3, 2, 8), -3, 3), rand((8, 2), seed=2), rand((2, 2, 2))),
+            (rand((1, 8)), rand((8, 2), seed=2), rand((2, 2))),
+            (rand((4, 2, 1, 12)), rand((12, 3), seed=2), rand((2, 2, 1, 3)))),
+           label="reverse" if rev else "",
+           errors=(ErrorCase(lambda: _sequence(False)(lucid.Tensor(rand((3, 2, 8))),
+                                                     lucid.Tensor(rand((8, 3))),
+                                                     lucid.Tensor(rand((2, 2, 3)))),
+                             ValueError, r"lstm_sequence: projection \(3,2,8\) \(T steps\), "
+                             r"weight \(8,3\) and state \(2,2,3\)"),),
+           # forward 3 steps of (32 + 25·4); backward: 26 per hidden value at the two later
+           # steps, 26 at the first (its state needs a gradient here), products dh at every
+           # step and dW_hh at every step
+           flops=(FlopsCase((rand((3, 2, 8)), rand((8, 2), seed=2), rand((2, 2, 2))),
+                            3 * (32 + 25 * 4), 4 * (26 * 3) + 32 * (3 + 3)),))
+      for rev in (False, True)],
 ]

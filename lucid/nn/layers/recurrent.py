@@ -15,6 +15,12 @@ so a step costs one GEMM per input; a sequence layer projects *every* time step'
 single GEMM before the loop, leaving one GEMM per step for the recurrence.  All parameters
 start U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as in PyTorch.  Everything is built from
 Lucid ops, so gradients (and second derivatives) come from them.
+
+An LSTM step is one op (``lucid.ops.recurrent.LSTMStep``: W_hh h and the gates).  Drawn or
+counted, ``nn.LSTM`` runs step by step, so the picture shows every step and the counts are
+per step; otherwise each layer and direction runs as one op over all steps
+(``LSTMSequence``, the same step arithmetic in a loop), as PyTorch runs its LSTM: the same
+numbers in less time (row B5 of `make bench`).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from lucid.nn.functional.dropout import dropout
 from lucid.nn.layers.linear import _parameter, _size
 from lucid.nn.module import Module
 from lucid.ops import apply, concatenate, linear, relu, sigmoid, stack, tanh, where
-from lucid.ops.recurrent import LSTMStep
+from lucid.ops.recurrent import LSTMSequence, LSTMStep
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Float32
@@ -244,28 +250,11 @@ class _RNNBase(Module):
                 xw = _projection(self.mode, layer_in, w_ih, b_ih, b_hh)
                 # the state a step passes on: h, or for LSTM h and c stacked (2, N, H)
                 state = h0[k] if c0 is None else stack([h0[k], c0[k]])
-                order = range(steps - 1, -1, -1) if d else range(steps)
-                out_steps: list[Any] = [None] * steps
                 loop = "" if rec is None else " ".join(  # names the steps: "layer 1 reverse"
                     [f"layer {layer}"] * (self.num_layers > 1)
                     + [("forward", "reverse")[d]] * (dirs > 1))
-                for t in order:
-                    if rec is not None:  # the ops from here to the next mark are step t
-                        rec.begin_step(t, loop)
-                    state2 = _cell_step(self.mode, self.nonlinearity, xw, t, state, w_hh, b_hh)
-                    if valid is None:  # an LSTM's h are taken from its states after the loop
-                        out_steps[t] = state2
-                    else:  # padded steps keep the state, output zero
-                        state2 = where(valid[t], state2, state)
-                        h = state2 if c0 is None else state2[0]
-                        out_steps[t] = where(valid[t], h, 0.0 * h)
-                    state = state2
-                if rec is not None:
-                    rec.end_step()
-                if c0 is not None and valid is None:  # (2, L, N, H): the h of every step
-                    outs.append(stack(out_steps, axis=1)[0])
-                else:
-                    outs.append(stack(out_steps, axis=0))
+                out, state = self._direction(xw, state, w_hh, b_hh, bool(d), valid, loop)
+                outs.append(out)
                 h_n.append(state if c0 is None else state[0])
                 if c0 is not None:
                     c_n.append(state[1])
@@ -282,6 +271,39 @@ class _RNNBase(Module):
             c_last = stack(c_n, axis=0)
             return out, (h_last, c_last.squeeze(1) if unbatched else c_last)
         return out, h_last
+
+    def _direction(self, xw: Tensor, state: Tensor, w_hh: Tensor, b_hh: Tensor | None,
+                   reverse: bool, valid: Any, loop: str) -> tuple[Tensor, Tensor]:
+        """One layer and direction over every time step: (output (L, N, H), last state).
+
+        Step by step, one op (or a few) per step, each step marked for the drawing -- or,
+        for an LSTM that nobody is drawing or counting, all steps as one op
+        (:class:`~lucid.ops.recurrent.LSTMSequence`, the same arithmetic), as PyTorch runs
+        its LSTM.  Padded sequences (``lengths``) go step by step."""
+        steps = xw.shape[0]
+        rec = MODE.recorder
+        lstm = self.mode == "LSTM"
+        if lstm and valid is None and rec is None and not MODE.flops:
+            states = apply(LSTMSequence(reverse), xw, w_hh, state)  # (2, L, N, H)
+            last = 0 if reverse else steps - 1
+            return states[0], states[:, last]
+        out_steps: list[Any] = [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            if rec is not None:  # the ops from here to the next mark are step t
+                rec.begin_step(t, loop)
+            state2 = _cell_step(self.mode, self.nonlinearity, xw, t, state, w_hh, b_hh)
+            if valid is None:  # an LSTM's h are taken from its states after the loop
+                out_steps[t] = state2
+            else:  # padded steps keep the state, output zero
+                state2 = where(valid[t], state2, state)
+                h = state2[0] if lstm else state2
+                out_steps[t] = where(valid[t], h, 0.0 * h)
+            state = state2
+        if rec is not None:
+            rec.end_step()
+        if lstm and valid is None:  # (2, L, N, H): the h of every step
+            return stack(out_steps, axis=1)[0], state
+        return stack(out_steps, axis=0), state
 
     def _initial(self, state: Any, seq: Tensor, dirs: int, unbatched: bool
                  ) -> tuple[Any, Any]:
