@@ -194,8 +194,8 @@ print("batch_first: (N, L, 3) ->", rnn_bf(x_long.swapaxes(0, 1))[0].shape)
 # Drawn, an `nn.LSTM` rolls its time steps up into "LSTM step × 5". The input projection
 # $W_{ih} x_t + b_{ih} + b_{hh}$ of all steps is one matrix multiply before the loop (the Linear
 # outside the step). A step is one op, LSTMStep: the product $W_{hh} h_{t-1}$ (its MACs) and the
-# gate arithmetic (its FLOPs), passing $h$ and $c$ on stacked; then the $h$ it hands to the next
-# step and to `output`.
+# gate arithmetic (its FLOPs). It passes $h$ and $c$ on to the next step stacked together, and
+# after the loop the $h$ of every step is taken at once: that is `output`.
 
 # %%
 lstm = nn.LSTM(3, 4)
