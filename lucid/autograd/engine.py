@@ -180,12 +180,7 @@ def _walk(root: Any, seed: Any, keep_grad: bool, retain_graph: bool,
     try:
         while heap:
             node = heappop(heap)[1]
-            g = node._g  # every contribution has arrived: take the sum off the node
-            node._g = None
-            if type(g) is FactoredGrad:
-                g = _product(node, g)
-            if node._hooks:
-                g = _run_hooks(node, g)
+            g = _take(node)  # every contribution has arrived: take the sum off the node
             if capture is not None:
                 if node in capture:
                     capture[node] = g
@@ -384,14 +379,19 @@ def _dense(node: Any, grads: tuple) -> tuple:
     return tuple(pg.dense(xp) if type(pg) in (PartGrad, FactoredGrad) else pg for pg in grads)
 
 
+def _take(node: Any) -> Any:
+    """Take ``node``'s complete gradient off it: multiplied out if it arrived as factors, then
+    through the node's hooks."""
+    g = node._g
+    node._g = None
+    if type(g) is FactoredGrad:
+        g = _product(node, g)
+    return _run_hooks(node, g) if node._hooks else g
+
+
 def _finish_leaf(leaf: Any, capture: dict | None) -> None:
     """Hand a leaf its complete gradient: into ``capture``, or added to ``leaf.grad``."""
-    g = leaf._g
-    leaf._g = None
-    if type(g) is FactoredGrad:
-        g = _product(leaf, g)
-    if leaf._hooks:
-        g = _run_hooks(leaf, g)
+    g = _take(leaf)
     if capture is not None:
         if leaf in capture:
             capture[leaf] = g
