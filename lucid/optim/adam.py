@@ -11,6 +11,42 @@ from lucid.optim.optimizer import Optimizer, merge_defaults
 __all__ = ["Adam", "AdamW"]
 
 
+def check_adam_hypers(opt: Optimizer, group: dict[str, Any], index: int) -> None:
+    """The checks of the hyperparameters Adam's family shares: betas, eps, weight_decay."""
+    opt._check_betas(group, index)
+    opt._check_number(group, index, "eps", low=0.0)
+    opt._check_number(group, index, "weight_decay", low=0.0)
+
+
+def weight_decayed(param: Any, grad: Any, group: dict[str, Any],
+                   decoupled: bool) -> tuple[Any, Any]:
+    """(param, grad) after weight decay: added to the gradient as an L2 penalty
+    (g + wd·θ), or, ``decoupled`` (AdamW's way), shrinking θ directly (θ·(1 - lr·wd))."""
+    wd = group["weight_decay"]
+    if not wd:
+        return param, grad
+    if decoupled:
+        return param * (1 - group["lr"] * wd), grad
+    return param, grad + wd * param
+
+
+def adam_moments(xp: Any, param: Any, grad: Any, state: dict[str, Any], group: dict[str, Any],
+                 decoupled: bool) -> tuple[Any, Any, Any, Any, int]:
+    """What Adam, AdamW, NAdam and RAdam do first at every step: count the step, apply weight
+    decay, and update the moving averages m (``exp_avg``) and v (``exp_avg_sq``), both zero
+    before the first step.  Returns (param, grad, m, v, t)."""
+    beta1, beta2 = group["betas"]
+    if "exp_avg" not in state:
+        state.setdefault("step", 0)
+        state["exp_avg"] = xp.zeros_like(param)
+        state["exp_avg_sq"] = xp.zeros_like(param)
+    t = state["step"] = state["step"] + 1
+    param, grad = weight_decayed(param, grad, group, decoupled)
+    m = state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
+    v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * (grad * grad)
+    return param, grad, m, v, t
+
+
 class Adam(Optimizer):
     r"""``Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False)``.
 
@@ -46,30 +82,14 @@ class Adam(Optimizer):
 
     def check_group(self, group: dict[str, Any], index: int) -> None:
         super().check_group(group, index)
-        self._check_betas(group, index)
-        self._check_number(group, index, "eps", low=0.0)
-        self._check_number(group, index, "weight_decay", low=0.0)
+        check_adam_hypers(self, group, index)
         self._check_flag(group, index, "amsgrad")
 
     def update(self, xp, param, grad, state, group):
-        lr, (beta1, beta2), eps, wd = (group["lr"], group["betas"], group["eps"],
-                                       group["weight_decay"])
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = xp.zeros_like(param)
-            state["exp_avg_sq"] = xp.zeros_like(param)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = xp.zeros_like(param)
-        t = state["step"] = state["step"] + 1
-        if wd:
-            if self._decoupled:
-                param = param * (1 - lr * wd)
-            else:
-                grad = grad + wd * param
-        m = state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
-        v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * (grad * grad)
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        param, grad, m, v, t = adam_moments(xp, param, grad, state, group, self._decoupled)
         if group["amsgrad"]:
-            if "max_exp_avg_sq" not in state:  # amsgrad switched on after some steps
+            if "max_exp_avg_sq" not in state:  # the first step (or amsgrad switched on later)
                 state["max_exp_avg_sq"] = v
             v = state["max_exp_avg_sq"] = xp.maximum(state["max_exp_avg_sq"], v)
         bias1 = 1 - beta1**t

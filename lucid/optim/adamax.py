@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from lucid.optim.adam import check_adam_hypers, weight_decayed
 from lucid.optim.optimizer import Optimizer, merge_defaults
 
 __all__ = ["Adamax"]
@@ -38,20 +39,16 @@ class Adamax(Optimizer):
 
     def check_group(self, group: dict[str, Any], index: int) -> None:
         super().check_group(group, index)
-        self._check_betas(group, index)
-        self._check_number(group, index, "eps", low=0.0)
-        self._check_number(group, index, "weight_decay", low=0.0)
+        check_adam_hypers(self, group, index)
 
     def update(self, xp, param, grad, state, group):
-        lr, (beta1, beta2), eps, wd = (group["lr"], group["betas"], group["eps"],
-                                       group["weight_decay"])
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         if not state:
             state["step"] = 0
             state["exp_avg"] = xp.zeros_like(param)
             state["exp_inf"] = xp.zeros_like(param)
         t = state["step"] = state["step"] + 1
-        if wd:
-            grad = grad + wd * param
+        param, grad = weight_decayed(param, grad, group, decoupled=False)
         m = state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
         u = state["exp_inf"] = xp.maximum(beta2 * state["exp_inf"], xp.abs(grad) + eps)
         return param - (lr / (1 - beta1**t)) * (m / u)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from lucid.optim.adam import adam_moments, check_adam_hypers
 from lucid.optim.optimizer import Optimizer, merge_defaults
 
 __all__ = ["NAdam"]
@@ -52,31 +53,20 @@ class NAdam(Optimizer):
 
     def check_group(self, group: dict[str, Any], index: int) -> None:
         super().check_group(group, index)
-        self._check_betas(group, index)
-        self._check_number(group, index, "eps", low=0.0)
-        self._check_number(group, index, "weight_decay", low=0.0)
+        check_adam_hypers(self, group, index)
         self._check_number(group, index, "momentum_decay", low=0.0)
         self._check_flag(group, index, "decoupled_weight_decay")
 
     def update(self, xp, param, grad, state, group):
-        lr, (beta1, beta2), eps, wd = (group["lr"], group["betas"], group["eps"],
-                                       group["weight_decay"])
-        if not state:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        if not state:  # (PyTorch's order of the state's entries)
             state["step"] = 0
             state["mu_product"] = 1.0
-            state["exp_avg"] = xp.zeros_like(param)
-            state["exp_avg_sq"] = xp.zeros_like(param)
-        t = state["step"] = state["step"] + 1
-        if wd:
-            if group["decoupled_weight_decay"]:
-                param = param * (1 - lr * wd)
-            else:
-                grad = grad + wd * param
+        param, grad, m, v, t = adam_moments(xp, param, grad, state, group,
+                                            group["decoupled_weight_decay"])
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * group["momentum_decay"]))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * group["momentum_decay"]))
         product = state["mu_product"] = state["mu_product"] * mu
-        m = state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
-        v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * (grad * grad)
         denom = xp.sqrt(v / (1 - beta2**t)) + eps
         now = lr * (1 - mu) / (1 - product)             # weight of this step's gradient
         ahead = lr * mu_next / (1 - product * mu_next)  # weight of next step's momentum

@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from lucid.optim.adam import adam_moments, check_adam_hypers
 from lucid.optim.optimizer import Optimizer, merge_defaults
 
 __all__ = ["RAdam"]
@@ -52,26 +53,13 @@ class RAdam(Optimizer):
 
     def check_group(self, group: dict[str, Any], index: int) -> None:
         super().check_group(group, index)
-        self._check_betas(group, index)
-        self._check_number(group, index, "eps", low=0.0)
-        self._check_number(group, index, "weight_decay", low=0.0)
+        check_adam_hypers(self, group, index)
         self._check_flag(group, index, "decoupled_weight_decay")
 
     def update(self, xp, param, grad, state, group):
-        lr, (beta1, beta2), eps, wd = (group["lr"], group["betas"], group["eps"],
-                                       group["weight_decay"])
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = xp.zeros_like(param)
-            state["exp_avg_sq"] = xp.zeros_like(param)
-        t = state["step"] = state["step"] + 1
-        if wd:
-            if group["decoupled_weight_decay"]:
-                param = param * (1 - lr * wd)
-            else:
-                grad = grad + wd * param
-        m = state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
-        v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * (grad * grad)
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        param, grad, m, v, t = adam_moments(xp, param, grad, state, group,
+                                            group["decoupled_weight_decay"])
         bias1 = 1 - beta1**t
         bias2 = 1 - beta2**t
         rho_inf = 2 / (1 - beta2) - 1
