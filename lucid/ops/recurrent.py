@@ -348,9 +348,6 @@ class LSTMSequence(Op):
         rows = hs.size // k
         return dw + xp.matmul(dz.reshape(rows, 4 * k).T, hs.reshape(rows, k))
 
-    def _h(self, t):
-        return self.out[0, t] if self.out is not None else self.hs[t]
-
     def _c(self, t):
         return self.out[1, t] if self.out is not None else self.cs[t]
 
