@@ -131,7 +131,10 @@ def _same_numpy(*arrays: Any) -> bool:
 
 
 class LSTMStep(Op):
-    """One LSTM step (PyTorch's formulas, gate order input, forget, cell, output):
+    """One LSTM step: z = xw + h W_hhᵀ; i, f, g, o = σ, σ, tanh, σ of z's four blocks
+    (PyTorch's gate order); c' = f⊙c + i⊙g; h' = o⊙tanh(c').
+
+    Computed as (s and shift per block, see :func:`_gate_constants`)::
 
         z = xw + h W_hhᵀ;   a = tanh(s⊙z);   i, f, g, o = s⊙a + shift   (σ for i, f, o)
         c' = f⊙c + i⊙g;     h' = o⊙tanh(c')
@@ -233,8 +236,10 @@ def _step_macs(state: Any) -> int:
 
 
 class LSTMSequence(Op):
-    """Every step of one LSTM layer and direction, as one op: :class:`LSTMStep` for t = 0,
-    1, …, T-1 (``reverse``: T-1, …, 0), the same arithmetic.
+    """All steps of one LSTM layer and direction as one op: the LSTM step (z = xw_t + h W_hhᵀ,
+    the gates, c', h') for t = 0, 1, …, T-1, or T-1, …, 0 in reverse.
+
+    The same arithmetic as :class:`LSTMStep` at each step.
 
     ``xw`` (T, …, 4H) holds the input projections of all steps, ``w_hh`` is (4H, H) and
     ``state`` the initial h and c stacked, (2, …, H).  Returns h and c of every step, (2, T,
