@@ -1,5 +1,6 @@
-"""One check shared by the layer tests: a module gives the same output and the same parameter
-gradients on "gpu" (MLX) as on "cpu" (NumPy)."""
+"""Checks shared by the layer and model tests: a module gives the same output and the same
+parameter gradients on "gpu" (MLX) as on "cpu" (NumPy); a module's parameter gradients equal
+those of its PyTorch twin."""
 
 from __future__ import annotations
 
@@ -27,3 +28,14 @@ def assert_gpu_matches_cpu(module: Any, run: Callable[[str], Any], *, rtol: floa
     for name, grad in results["cpu"][1].items():
         np.testing.assert_allclose(results["gpu"][1][name], grad, rtol=grad_rtol,
                                    atol=grad_atol, err_msg=name)
+
+
+def assert_grads_match_torch(ours: Any, theirs: Any) -> None:
+    """Every parameter gradient of the Lucid module ``ours`` equals that of the parameter of
+    the same name in the PyTorch module ``theirs`` (after both ran backward), to float32
+    accuracy relative to the largest entry."""
+    mine = dict(ours.named_parameters())
+    for name, p in theirs.named_parameters():
+        ref = p.grad.numpy()
+        np.testing.assert_allclose(np.asarray(mine[name].grad), ref, rtol=1e-3,
+                                   atol=1e-4 * np.abs(ref).max(), err_msg=name)

@@ -9,6 +9,7 @@ import pytest
 import lucid
 import lucid.nn.functional as F
 from lucid.models import VAE, Discriminator, Generator, summarize, vae_loss, weights_init
+from tests.parity import assert_grads_match_torch
 
 RNG = np.random.default_rng(0)
 
@@ -127,11 +128,7 @@ def test_vae_matches_the_pytorch_example():
     assert got.item() == pytest.approx(want.item(), rel=1e-5)
     want.backward()
     got.backward()
-    mine = dict(ours.named_parameters())
-    for name, p in theirs.named_parameters():
-        ref = p.grad.numpy()
-        np.testing.assert_allclose(np.asarray(mine[name].grad), ref, rtol=1e-3,
-                                   atol=1e-4 * np.abs(ref).max(), err_msg=name)
+    assert_grads_match_torch(ours, theirs)
 
 
 # ------------------------------------------------------------------------------------------

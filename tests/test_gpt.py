@@ -12,6 +12,7 @@ import pytest
 import lucid
 from lucid.models import GPT, summarize
 from lucid.models.text.gpt import _sample
+from tests.parity import assert_grads_match_torch
 
 RNG = np.random.default_rng(0)
 
@@ -209,8 +210,4 @@ def test_outputs_loss_and_gradients_match_nanogpt_in_pytorch():
     assert got_loss.item() == pytest.approx(want_loss.item(), rel=1e-5)
     want_loss.backward()
     got_loss.backward()
-    mine = dict(ours.named_parameters())
-    for name, p in theirs.named_parameters():
-        ref = p.grad.numpy()
-        np.testing.assert_allclose(np.asarray(mine[name].grad), ref, rtol=1e-3,
-                                   atol=1e-4 * np.abs(ref).max(), err_msg=name)
+    assert_grads_match_torch(ours, theirs)
