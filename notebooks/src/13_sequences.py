@@ -446,16 +446,21 @@ for name, norms in through_time.items():
     print(f"{name:20s} ||dL/dh_50|| = {norms[-1]:5.2f}   ||dL/dh_1|| = {norms[0]:.1e}   "
           f"per step back: x {per_step_factor(norms):.2f}")
 
+
 # %%
-fig, ax = plt.subplots(figsize=(9, 5))
-for (name, norms), marker in zip(through_time.items(), "osd^"):
-    ax.plot(np.arange(1, len(norms) + 1), norms, marker=marker, markersize=4, label=name)
-ax.set(yscale="log", xlabel="time step t (the loss reads step 50)",
-       ylabel=r"$\Vert\partial L / \partial h_t\Vert$",
-       title="How much of the gradient reaches step t")
-ax.grid(alpha=0.3)
-ax.legend()
-plt.show()
+def plot_through_time(curves, title):
+    """One line per entry of ``curves`` (label -> the norms at steps 1..50), on a log scale."""
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for (label, norms), marker in zip(curves.items(), "osd^"):
+        ax.plot(np.arange(1, len(norms) + 1), norms, marker=marker, markersize=4, label=label)
+    ax.set(yscale="log", xlabel="time step t (the loss reads step 50)",
+           ylabel=r"$\Vert\partial L / \partial h_t\Vert$", title=title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    plt.show()
+
+
+plot_through_time(through_time, "How much of the gradient reaches step t")
 
 # %% [markdown]
 # On a log scale the tanh RNN's line is straight: the gradient shrinks by the **same factor**
@@ -532,16 +537,8 @@ for scale, norms in by_scale.items():
           f"   ||dL/dh_1|| = {norms[0]:.1e}")
 
 # %%
-fig, ax = plt.subplots(figsize=(9, 5))
-for scale, norms in by_scale.items():
-    ax.plot(np.arange(1, len(norms) + 1), norms, marker="o", markersize=4,
-            label=f"$W_{{hh}}$ x {scale}")
-ax.set(yscale="log", xlabel="time step t (the loss reads step 50)",
-       ylabel=r"$\Vert\partial L / \partial h_t\Vert$",
-       title="tanh RNN: vanishing and exploding gradients")
-ax.grid(alpha=0.3)
-ax.legend()
-plt.show()
+plot_through_time({f"$W_{{hh}}$ x {scale}": norms for scale, norms in by_scale.items()},
+                  "tanh RNN: vanishing and exploding gradients")
 
 # %% [markdown]
 # With $W_{hh} \times 1$ the gradient vanishes, with $\times 2$ it shrinks only slowly, with
