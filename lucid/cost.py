@@ -11,6 +11,11 @@ the two parts apart::
 
     Cost(macs=2_359_296, flops=16_576).text()          # '2,359,296 MACs + 16,576 FLOPs'
     Cost(macs=2_359_296, flops=16_576).text("FLOPs")   # '4,735,168 FLOPs'  (1 MAC = 2 FLOPs)
+
+The collectives of ``lucid.distributed`` do no arithmetic worth counting; what they cost is
+traffic, kept beside the work as ``bytes_sent`` (the bytes this process sends)::
+
+    Cost(flops=0, bytes_sent=1_048_576).text()         # '0 FLOPs + 1,048,576 bytes sent'
 """
 
 from __future__ import annotations
@@ -36,13 +41,16 @@ def _plural(n: int, unit: str) -> str:
 
 @dataclass(frozen=True)
 class Cost:
-    """A count of work: ``macs`` multiply-adds and ``flops`` other floating-point operations."""
+    """A count of work: ``macs`` multiply-adds and ``flops`` other floating-point operations;
+    and of traffic: ``bytes_sent`` to other processes (collectives)."""
 
     macs: int = 0
     flops: int = 0
+    bytes_sent: int = 0
 
     def __add__(self, other: Cost) -> Cost:
-        return Cost(self.macs + other.macs, self.flops + other.flops)
+        return Cost(self.macs + other.macs, self.flops + other.flops,
+                    self.bytes_sent + other.bytes_sent)
 
     @property
     def in_flops(self) -> int:
@@ -59,12 +67,15 @@ class Cost:
 
     def text(self, unit: str = "MACs") -> str:
         """``'9,437,184 MACs + 90,880 FLOPs'`` (a part that is 0 is left out), or with
-        ``unit="FLOPs"`` everything in FLOPs."""
+        ``unit="FLOPs"`` everything in FLOPs; bytes sent, when there are any, follow."""
         if check_unit(unit, "Cost.text") == "FLOPs":
-            return _plural(self.in_flops, "FLOPs")
-        parts = [_plural(self.macs, "MACs")] if self.macs else []
-        if self.flops or not parts:
-            parts.append(_plural(self.flops, "FLOPs"))
+            parts = [_plural(self.in_flops, "FLOPs")]
+        else:
+            parts = [_plural(self.macs, "MACs")] if self.macs else []
+            if self.flops or not parts:
+                parts.append(_plural(self.flops, "FLOPs"))
+        if self.bytes_sent:
+            parts.append(f"{self.bytes_sent:,} bytes sent")
         return " + ".join(parts)
 
 
@@ -86,7 +97,8 @@ def op_cost(op: Any, backward: bool = False) -> Cost | None:
     if total is None:
         return None
     macs = getattr(op, "macs_bwd" if backward else "macs", 0)
-    return Cost(macs, total - macs)
+    sent = getattr(op, "bytes_sent_bwd" if backward else "bytes_sent", 0)
+    return Cost(macs, total - macs, sent)
 
 
 def total_cost(ops: Iterable[Any], backward: bool = False) -> Cost:

@@ -67,11 +67,12 @@ class Op:
     # ``seq`` (when the op ran: the backward walk visits ops latest first), ``versions`` (the
     # saved inputs' versions at forward; None once the graph is released), ``flops`` and
     # ``flops_bwd`` (recorded under count_flops, with ``macs`` and ``macs_bwd``: how many of
-    # them are multiply-adds) and ``module`` (the module call that ran it, set by a recorder)
+    # them are multiply-adds), ``bytes_sent`` and ``bytes_sent_bwd`` (recorded alike for an op
+    # that ``communicates``) and ``module`` (the module call that ran it, set by a recorder)
     # are the engine's; everything an op saves for its backward goes in ``__dict__`` and is
     # dropped by ``release``.
     __slots__ = ("__dict__", "seq", "versions", "flops", "flops_bwd", "macs", "macs_bwd",
-                 "module")
+                 "bytes_sent", "bytes_sent_bwd", "module")
 
     # -- what the op is called, and where it is published --------------------------------
     #: registers the op; error messages start with it
@@ -117,6 +118,9 @@ class Op:
     #: its FLOPs rules count multiply-adds (MACs: matmul, convolution); every other op counts
     #: floating-point operations (FLOPs).  See :mod:`lucid.cost`.
     counts_macs: ClassVar[bool] = False
+    #: it moves data between processes (a collective of lucid.distributed): under count_flops
+    #: its ``bytes_rule`` records the bytes this process sends, forward and backward
+    communicates: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -160,6 +164,13 @@ class Op:
         multiply-adds (the rest are FLOPs): all of them, unless the op says otherwise (a
         linear layer's bias add is a FLOP).  Not called for other ops: they count FLOPs."""
         return flops, flops_bwd
+
+    def bytes_rule(self, out: Any, *xs: Any) -> tuple[int, int]:
+        """Bytes this process sends over the network, forward and backward (only an op that
+        ``communicates`` has this rule)."""
+        raise self.error("no bytes rule: an op that communicates defines bytes_rule(self, out, "
+                         "x) returning (bytes sent forward, bytes sent backward)",
+                         NotImplementedError)
 
     def release(self) -> None:
         """Drop what was saved for backward; a second backward then raises."""
@@ -481,6 +492,9 @@ def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
         op.flops_bwd = 0
     if op.counts_macs:  # (left unset otherwise: lucid.cost reads a missing count as 0 MACs)
         op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, out.data, *xs)
+    if op.communicates:  # a collective: its cost is bytes on the wire, not arithmetic
+        sent, sent_bwd = op.bytes_rule(out.data, *xs)
+        op.bytes_sent, op.bytes_sent_bwd = sent, (sent_bwd if out.requires_grad else 0)
     if MODE.recorder is not None:  # a module recorder is on: the op goes on its tape
         MODE.recorder.record(out)
 
