@@ -31,6 +31,7 @@ from lucid.random import rand, randn  # noqa: E402
 from lucid.backends import gpu_available, gpu_status  # noqa: E402
 from lucid import autograd  # noqa: E402
 from lucid import linalg  # noqa: E402  (lucid.linalg.inv, .svd, ...: matrix functions)
+from lucid import distributed  # noqa: E402  (collectives on MLX's distributed engine)
 from lucid import nn  # noqa: E402
 from lucid import data, optim  # noqa: E402
 from lucid import models  # noqa: E402

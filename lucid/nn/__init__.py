@@ -5,3 +5,4 @@ from lucid.nn.module import IncompatibleKeys, Module
 from lucid.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from lucid.nn.layers import *
 from lucid.nn import functional, init, utils
+from lucid.nn import parallel  # DistributedDataParallel (imports lucid.distributed)
