@@ -19,7 +19,8 @@ from lucid.data.dataset import (
     random_split,
 )
 from lucid.data.dataloader import DataLoader
+from lucid.data.distributed import DistributedSampler
 from lucid.data import datasets, transforms
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "random_split",
-           "default_collate", "datasets", "transforms"]
+           "default_collate", "DistributedSampler", "datasets", "transforms"]

@@ -15,12 +15,15 @@ __all__ = ["DataLoader"]
 
 
 class DataLoader:
-    """``DataLoader(dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None)``.
+    """``DataLoader(dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
+    sampler=None)``.
 
     Each pass (``for xb, yb in loader``) visits every sample once, ``batch_size`` at a time:
 
     * ``shuffle=True`` draws a fresh order for every pass from ``lucid.random``, so
       ``lucid.random.seed(n)`` makes the whole run repeatable;
+    * ``sampler`` (any iterable of indices with a length, e.g. a ``DistributedSampler``)
+      chooses the samples and their order instead (then ``shuffle`` must stay False);
     * ``drop_last=True`` skips a last batch smaller than ``batch_size``;
     * a batch is made by ``dataset.gather(indices)`` -- for a :class:`TensorDataset` one
       fancy-indexing step per tensor, on the tensors' device -- or, given ``collate_fn``, by
@@ -29,7 +32,8 @@ class DataLoader:
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False,
-                 collate_fn: Callable[[list[Any]], Any] | None = None) -> None:
+                 collate_fn: Callable[[list[Any]], Any] | None = None,
+                 sampler: Any = None) -> None:
         if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise TypeError(
                 f"DataLoader: dataset must support len() and indexing, got "
@@ -47,15 +51,22 @@ class DataLoader:
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler and shuffle=True both choose the order; "
+                             "pass one (a DistributedSampler shuffles itself)")
         self.collate_fn = collate_fn
+        self.sampler = sampler
 
     def __len__(self) -> int:
         """The number of batches in one pass."""
-        n, b = len(self.dataset), self.batch_size
+        n = len(self.dataset) if self.sampler is None else len(self.sampler)
+        b = self.batch_size
         return n // b if self.drop_last else -(-n // b)
 
     def order(self) -> np.ndarray:
         """The sample order of a new pass: ``0..n-1``, or a permutation when shuffling."""
+        if self.sampler is not None:
+            return np.fromiter(self.sampler, dtype=np.int64)
         n = len(self.dataset)
         if self.shuffle:
             return lucid_random.permutation(n).numpy()

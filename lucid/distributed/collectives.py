@@ -28,6 +28,7 @@ from lucid.distributed import world
 from lucid.ops.base import Op, apply
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
+from lucid.types import to_numeric_type
 
 __all__ = ["AllGather", "AllReduce", "all_gather", "all_reduce", "broadcast", "ring_bytes"]
 
@@ -101,6 +102,17 @@ def _describe(sig: np.ndarray) -> str:
     return f"{dtype} {fmt(tuple(int(d) for d in sig[2:2 + ndim]))}"
 
 
+def _reduce(op: Op, a: Any, how: str, check: bool = False) -> Any:
+    """All-reduce an array -- or, when backward runs on Tensors (``create_graph=True``), a
+    Tensor, through the recorded op, so that second derivatives see it too.  ``check``: first
+    make sure every rank brings the same shape (backward's gradients have the forward's)."""
+    if isinstance(a, Tensor):
+        return apply(AllReduce(how), a)
+    if check:
+        _check_agreement(op, a)
+    return reduce_array(f"{op.name}({how})", a, how)
+
+
 class AllReduce(Op):
     """y = x_0 ⊕ x_1 ⊕ ... ⊕ x_{N-1} on every rank, ⊕ one of sum, mean, max, min.
 
@@ -121,23 +133,24 @@ class AllReduce(Op):
         self.op = op
 
     def forward(self, xp, x):
-        if self.op == "mean" and xp.issubdtype(x.dtype, xp.integer):
-            raise self.error(f"op='mean' needs a float tensor, got {x.dtype} {fmt(x.shape)}; "
-                             "use op='sum' or cast with .astype(lucid.Float32)", TypeError)
-        _check_agreement(self, x)
-        y = reduce_array(f"all_reduce({self.op})", x, self.op)
+        kind = to_numeric_type(x.dtype)
+        if self.op == "mean" and not (kind.is_floating_point or kind.is_complex):
+            raise self.error(f"op='mean' needs a float tensor, got {kind.name} "
+                             f"{fmt(tuple(x.shape))}; use op='sum' or cast with "
+                             ".astype(lucid.Float32)", TypeError)
+        y = _reduce(self, x, self.op, check=True)
         if self.op in ("max", "min"):
             self.hit = x == y  # which entries this rank supplied
         return y
 
     def backward(self, xp, g):
-        total = reduce_array(f"all_reduce({self.op}) backward", g, "sum")
+        total = _reduce(self, g, "sum")
         if self.op == "sum":
             return (total,)
         if self.op == "mean":
             return (total / world.get_world_size(),)
         hit = self.hit.astype(g.dtype)
-        return (total * hit / reduce_array("all_reduce backward (ties)", hit, "sum"),)
+        return (total * hit / _reduce(self, hit, "sum"),)
 
     def forward_flops(self, out, x):
         return 0  # the work is traffic: see bytes_rule
@@ -167,12 +180,14 @@ class AllGather(Op):
         if x.ndim == 0:
             raise self.error("input () is a 0-d tensor; all_gather stacks along axis 0. "
                              "Reshape it to (1,) first.")
-        _check_agreement(self, x)
         self.rows = x.shape[0]
+        if isinstance(x, Tensor):  # create_graph: the op itself, recorded
+            return all_gather(x)
+        _check_agreement(self, x)
         return _gather_array("all_gather", x)
 
     def backward(self, xp, g):
-        total = reduce_array("all_gather backward", g, "sum")
+        total = _reduce(self, g, "sum")
         start = world.get_rank() * self.rows
         return (total[start:start + self.rows],)
 

@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 
 __all__ = ["main", "run"]
@@ -78,31 +79,39 @@ def command(script: str, args: Sequence[str] = (), n: int = 2, timeout: float | 
 
 
 def run(script: str, args: Sequence[str] = (), n: int = 2, timeout: float | None = None,
-        capture: bool = False, extra: Sequence[str] = ()) -> subprocess.CompletedProcess:
+        capture: bool = False, extra: Sequence[str] = (),
+        deadline: float | None = None) -> subprocess.CompletedProcess:
     """Run ``script`` on ``n`` local ranks and wait; the result's ``returncode`` is 0 only
     when every rank exited with 0.  ``capture=True`` keeps the ranks' output (``stdout``,
-    ``stderr``: text) instead of printing it -- how a notebook launches two processes."""
+    ``stderr``: text) instead of printing it -- how a notebook launches two processes.
+    ``deadline``: seconds after which the whole job is stopped (returncode 124)."""
     cmd = command(script, args, n, timeout, extra=extra)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE if capture else None,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    failed: list[str] = []
-    err_lines: list[str] = []
+    stopped: list[bool] = []
+    timer = threading.Timer(deadline, lambda: (stopped.append(True), _stop(proc))) \
+        if deadline else None
+    if timer is not None:
+        timer.start()
     try:
-        for line in proc.stderr:
-            match = _FAILED.search(line)
-            if match:
-                failed.append(match.group(0))
-            if capture:
-                err_lines.append(line)
-            else:
+        if capture:
+            out, err = proc.communicate()
+        else:  # the ranks' errors as they come, read for mlx.launch's report of failed ranks
+            out, err = None, ""
+            for line in proc.stderr:
                 sys.stderr.write(line)
-        out = proc.stdout.read() if capture else None
-        proc.wait()
+                err += line if _FAILED.search(line) else ""
+            proc.wait()
     except BaseException:
         _stop(proc)
         raise
-    code = proc.returncode or (1 if failed else 0)
-    return subprocess.CompletedProcess(cmd, code, out, "".join(err_lines) if capture else None)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    code = proc.returncode or (1 if _FAILED.search(err) else 0)
+    if stopped:
+        code = 124  # stopped at the deadline
+    return subprocess.CompletedProcess(cmd, code, out, err if capture else None)
 
 
 def _stop(proc: subprocess.Popen) -> None:
