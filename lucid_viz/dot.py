@@ -32,7 +32,7 @@ from lucid_viz.graph import Edge, Graph, Node
 from lucid_viz.values import value_lines
 from lucid_viz.view import DEFAULT_MAX_NODES, ModuleInfo, _Shown, _View, build_view
 
-__all__ = ["PALETTES", "HIGHLIGHT", "CROSS_DEVICE", "sum_cost", "to_dot"]
+__all__ = ["PALETTES", "COMMUNICATION", "HIGHLIGHT", "CROSS_DEVICE", "sum_cost", "to_dot"]
 
 # Fill colours per device and role group; ``line`` is the border.  Lower-case hex: that is how
 # Graphviz writes them into the SVG.
@@ -44,6 +44,8 @@ PALETTES: dict[str, dict[str, str]] = {
 }
 _OTHER = {"op": "#e6e6e6", "parameter": "#cccccc", "data": "#f5f5f5", "module": "#d9d9d9",
           "line": "#666666"}
+#: a collective (all-reduce, all-gather, DDP's gradient sync): data leaves the process there
+COMMUNICATION = {"fill": "#d9ead3", "line": "#38761d"}
 HIGHLIGHT = "#d62728"  # default colour of highlighted nodes and edges (the backward stepper)
 CROSS_DEVICE = "#7b3294"  # an edge along which data is copied to another device
 FONT_PT = 11  # node text (pt): readable from the back of a lecture hall
@@ -137,6 +139,8 @@ def _first_line(n: Node, o: _Opts) -> str:
 
 def _node_label(graph: Graph, n: Node, o: _Opts, note: str | None) -> str:
     lines = [_first_line(n, o)]
+    if n.traffic:
+        lines.append(n.traffic)
     typed = " ".join(x for k, x in (("shape", _shape(n.shape)), ("dtype", n.dtype))
                      if k in o.show)
     if typed:
@@ -419,6 +423,9 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
                      "tooltip": f"{n.id} in {'.'.join(s.path) or '(top level)'}"
                      + (f" (and {len(s.members) - 1} more, rolled up)"
                         if len(s.members) > 1 else "")}
+            if n.traffic is not None:  # communication: coloured apart from the devices
+                attrs.update(fillcolor=COMMUNICATION["fill"], color=COMMUNICATION["line"],
+                             penwidth="2")
             if group == "parameter":
                 attrs["shape"] = "cylinder"
                 attrs["style"] = "filled"

@@ -69,14 +69,20 @@ class Node:
     macs_bwd: int = 0
     call: int = 0  # which call of ``module`` made it: 1 for the first, ... (0: not recorded)
     step: Step | None = None  # the time step of a loop that made it (a recurrent layer's)
+    # a collective (an op that ``communicates``): what it moves, in words, and the bytes this
+    # process sends forward and backward (recorded under count_flops)
+    traffic: str | None = None
+    bytes_sent: int = 0
+    bytes_sent_bwd: int = 0
 
     def cost(self, backward: bool = False) -> Cost | None:
-        """The node's forward (or backward) count as MACs and FLOPs; None if not counted."""
+        """The node's forward (or backward) count as MACs and FLOPs (and bytes sent, for a
+        collective); None if not counted."""
         total = self.flops_bwd if backward else self.flops
         if total is None:
             return None
         macs = self.macs_bwd if backward else self.macs
-        return Cost(macs, total - macs)
+        return Cost(macs, total - macs, self.bytes_sent_bwd if backward else self.bytes_sent)
 
     @property
     def is_leaf(self) -> bool:
@@ -278,6 +284,13 @@ def _marks(rec: Recorder) -> dict[int, tuple[int, Step | None]]:
             for i, t in enumerate(rec.ops)}
 
 
+def _traffic(op: Any) -> dict[str, Any]:
+    """What a collective moves: its own words (``op.traffic()``) and the bytes it sent."""
+    words = op.traffic() if hasattr(op, "traffic") else type(op).__name__
+    return {"traffic": words, "bytes_sent": getattr(op, "bytes_sent", 0),
+            "bytes_sent_bwd": getattr(op, "bytes_sent_bwd", 0)}
+
+
 def _build(root: Tensor, names: dict[int, tuple[str, str]],
            marks: dict[int, tuple[int, Step | None]] | None = None) -> Graph:
     tensors = _walk(root)
@@ -322,6 +335,7 @@ def _build(root: Tensor, names: dict[int, tuple[str, str]],
             macs_bwd=getattr(op, "macs_bwd", 0) if op is not None else 0,
             call=call,
             step=step,
+            **(_traffic(op) if op is not None and op.communicates else {}),
         ))
         for k, parent in enumerate(t._prev):
             summed = ()

@@ -81,7 +81,18 @@ def exact(rank, world):
                     "max_diff": diff, "all_reduces": calls, "keys": sorted(ddp)}
     found["collectives"] = collectives(rank, world)
     found["no_sync"] = no_sync(rank, world)
+    found["magic"] = magic()
     return found
+
+
+def magic():
+    """What %lucid_flops --backward prints for a DDP step: bytes sent beside the FLOPs."""
+    from lucid_viz.magic import count_source
+
+    lucid.random.seed(0)
+    ns = {"model": DDP(mlp(lucid.Float64)), "x": lucid.Tensor(np.ones((4, 6)))}
+    report, _ = count_source("model(x).sum()", ns, backward=True)
+    return report.summary
 
 
 def collectives(rank, world):

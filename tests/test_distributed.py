@@ -148,7 +148,7 @@ def test_draw_model_sees_the_gradient_sync_with_its_bytes():
         out = model(lucid.Tensor(np.ones((2, 4))))
     assert type(out._op).name == "gradient_sync"
     assert out._op.bytes_sent == 0 and out._op.bytes_sent_bwd == 0  # one rank sends nothing
-    assert "all_reduce of gradients: 464 bytes in 1 bucket" in repr(model)
+    assert "all-reduce of gradients: 464 bytes in 1 bucket" in repr(model)
 
 
 # -- DistributedSampler --------------------------------------------------------------------
@@ -233,6 +233,14 @@ def test_collectives_agree_on_two_ranks(exact_run):
         assert f["collectives"]["bytes"] == [4000, 4000, 0]  # 2(N-1)/N of 4000 bytes, 0 FLOPs
 
 
+def test_lucid_flops_of_a_ddp_step_on_two_ranks_reports_the_bytes_sent(exact_run):
+    result, found, _ = exact_run
+    params = (6 * 16 + 16 + 16 * 3 + 3) * 8  # the MLP's float64 gradients: one bucket
+    for f in found:
+        assert f", backward 768 MACs + 249 FLOPs + {dist.ring_bytes(params, 2):,} bytes sent" \
+            in f["magic"], f["magic"]
+
+
 def test_no_sync_accumulation_on_two_ranks(exact_run):
     result, found, _ = exact_run
     for f in found:
@@ -264,3 +272,36 @@ def test_a_hung_rank_makes_the_others_give_up_after_the_timeout(tmp_path):
     assert "waited 2 s for the other ranks and gave up" in result.stderr
     assert "exited with code 124" in result.stderr  # the watchdog's exit status
     assert seconds < 60
+
+
+# -- seeing it: drawing, %lucid_flops, summarize --------------------------------------------
+
+
+def test_a_drawing_of_a_ddp_step_shows_the_gradient_all_reduce_coloured_apart():
+    from lucid_viz import draw
+    from lucid_viz.dot import COMMUNICATION
+
+    model = DDP(_mlp())
+    with lucid.count_flops():
+        loss = model(lucid.Tensor(np.ones((3, 4)))).sum()
+    line = next(s for s in draw(loss).dot().splitlines() if "GradientSync" in s)
+    assert "all-reduce of gradients: 464 bytes in 1 bucket" in line
+    assert f'fillcolor="{COMMUNICATION["fill"]}"' in line
+
+
+def test_lucid_flops_reports_bytes_sent_beside_flops():
+    from lucid_viz.graph import trace
+
+    with lucid.count_flops():
+        y = dist.all_reduce(lucid.Tensor(np.ones(10), requires_grad=True) * 2.0)
+    node = next(n for n in trace(y).nodes if n.op == "AllReduce")
+    assert node.traffic == "all-reduce (sum) of 80 bytes"
+    assert node.cost().bytes_sent == 0  # a world of one sends nothing; 2 ranks: tested above
+
+
+def test_summarize_says_what_a_ddp_step_all_reduces():
+    from lucid.models import summarize
+
+    s = summarize(DDP(_mlp()), (2, 4), print_summary=False)
+    assert s.communication == {"bytes_all_reduced": 464, "all_reduces": 1, "bytes_sent": 0}
+    assert "All-reduced per training step: 464 bytes of gradients in 1 all-reduce(s)" in str(s)

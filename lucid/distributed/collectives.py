@@ -138,6 +138,7 @@ class AllReduce(Op):
             raise self.error(f"op='mean' needs a float tensor, got {kind.name} "
                              f"{fmt(tuple(x.shape))}; use op='sum' or cast with "
                              ".astype(lucid.Float32)", TypeError)
+        self.nbytes = int(x.nbytes)
         y = _reduce(self, x, self.op, check=True)
         if self.op in ("max", "min"):
             self.hit = x == y  # which entries this rank supplied
@@ -162,6 +163,12 @@ class AllReduce(Op):
         n = world.get_world_size()
         return ring_bytes(x.nbytes, n), ring_bytes(x.nbytes, n)
 
+    def traffic(self) -> str:
+        """What it moves, in words (drawings label the node with it)."""
+        if "nbytes" not in self.__dict__:  # released after backward
+            return "all-reduce"
+        return f"all-reduce ({self.op}) of {self.nbytes:,} bytes"
+
 
 class AllGather(Op):
     """y = [x_0; x_1; ...; x_{N-1}]: every rank's x stacked along axis 0, on every rank.
@@ -180,7 +187,7 @@ class AllGather(Op):
         if x.ndim == 0:
             raise self.error("input () is a 0-d tensor; all_gather stacks along axis 0. "
                              "Reshape it to (1,) first.")
-        self.rows = x.shape[0]
+        self.rows, self.nbytes = x.shape[0], int(x.nbytes)
         if isinstance(x, Tensor):  # create_graph: the op itself, recorded
             return all_gather(x)
         _check_agreement(self, x)
@@ -200,6 +207,11 @@ class AllGather(Op):
     def bytes_rule(self, out, x):
         n = world.get_world_size()
         return (n - 1) * x.nbytes, ring_bytes(out.nbytes, n)
+
+    def traffic(self) -> str:
+        if "nbytes" not in self.__dict__:
+            return "all-gather"
+        return f"all-gather of {self.nbytes:,} bytes from each rank"
 
 
 def all_reduce(t: Any, op: str = "sum") -> Tensor:

@@ -15,6 +15,7 @@ from typing import Any
 from lucid.autograd.mode import no_grad, record_ops
 from lucid.cost import CONVENTION, Cost, total_cost
 from lucid.creation import zeros
+from lucid.nn.parallel import DistributedDataParallel
 from lucid.tensor import Tensor
 
 __all__ = ["summarize", "Summary", "LayerRow"]
@@ -51,6 +52,9 @@ class Summary:
     total: Cost = field(default_factory=Cost)
     other: Cost = field(default_factory=Cost)  # ops outside leaf layers (``x + residual``)
     modules: dict[str, Cost] = field(default_factory=dict)
+    #: for a DistributedDataParallel model: what one training step all-reduces
+    #: (``bytes_all_reduced``, ``all_reduces``, ``bytes_sent``), else None
+    communication: dict[str, int] | None = None
 
     @property
     def total_macs(self) -> int:
@@ -87,6 +91,11 @@ class Summary:
             f"Everything in FLOPs: {self.total.in_flops:,} (2 x MACs + FLOPs)",
             f"({CONVENTION})",
         ]
+        if self.communication is not None:
+            c = self.communication
+            out.append(f"All-reduced per training step: {c['bytes_all_reduced']:,} bytes of "
+                       f"gradients in {c['all_reduces']:,} all-reduce(s); this rank sends "
+                       f"{c['bytes_sent']:,} bytes (ring: 2(N-1)/N of them)")
         return "\n".join(out)
 
     __repr__ = __str__
@@ -148,6 +157,8 @@ def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
     summary.total = total_cost(t._op for t in rec.ops)
     summary.other = Cost(summary.total.macs - credited.macs,
                          summary.total.flops - credited.flops)
+    if isinstance(model, DistributedDataParallel):
+        summary.communication = model.bytes_per_step()
     if print_summary:
         print(summary)
     return summary

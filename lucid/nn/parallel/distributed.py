@@ -74,6 +74,10 @@ class GradientSync(Op):
     def bytes_rule(self, out, x):
         return 0, (self.reducer.bytes_sent() if self.reducer is not None else 0)
 
+    def traffic(self) -> str:
+        """What backward through it moves, in words (drawings label the node with it)."""
+        return self.__dict__.get("label") or "all-reduce of gradients"
+
 
 class _Bucket:
     """Parameters whose gradients travel together, as one flat array."""
@@ -95,7 +99,7 @@ class _Reducer:
 
     def describe(self) -> str:
         n, size = len(self.buckets), sum(b.nbytes for b in self.buckets)
-        return f"all_reduce of gradients: {size:,} bytes in {n} bucket{'s' if n != 1 else ''}"
+        return f"all-reduce of gradients: {size:,} bytes in {n} bucket{'s' if n != 1 else ''}"
 
     def bytes_reduced(self) -> int:
         return sum(b.nbytes for b in self.buckets)
