@@ -305,3 +305,33 @@ def test_summarize_says_what_a_ddp_step_all_reduces():
     s = summarize(DDP(_mlp()), (2, 4), print_summary=False)
     assert s.communication == {"bytes_all_reduced": 464, "all_reduces": 1, "bytes_sent": 0}
     assert "All-reduced per training step: 464 bytes of gradients in 1 all-reduce(s)" in str(s)
+
+
+# -- the ring, simulated and drawn ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_the_ring_all_reduce_sums_and_each_rank_sends_2_n_minus_1_over_n(n):
+    from lucid.distributed.ring import simulate_ring_all_reduce
+
+    values = np.random.default_rng(n).normal(size=(n, n))
+    steps = simulate_ring_all_reduce(values)
+    assert len(steps) == 1 + 2 * (n - 1)
+    np.testing.assert_allclose(steps[-1].values, np.tile(values.sum(0), (n, 1)), rtol=1e-12)
+    assert all(who == frozenset(range(n)) for row in steps[-1].holds for who in row)
+    chunks_sent = [sum(src == r for s in steps for src, _, _ in s.sends) for r in range(n)]
+    assert chunks_sent == [2 * (n - 1)] * n  # one chunk (1/n of the data) per step
+    assert dist.ring_bytes(n * 1000, n) == 2 * (n - 1) * 1000
+
+
+def test_the_ring_picture_fits_the_projector():
+    from matplotlib.text import Text
+
+    from lucid_viz.distributed import plot_ring_all_reduce
+
+    fig = plot_ring_all_reduce(4)
+    assert fig.get_size_inches()[0] <= 9
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_text()]
+    assert sizes and min(sizes) >= 11
+    with pytest.raises(ValueError, match="n must be an int from 2 to 5"):
+        plot_ring_all_reduce(9)
