@@ -9,7 +9,17 @@ import platform
 
 import numpy as np
 
-from benchmarks import b1_overhead, b2_mlp, b3_cnn, b4_scaling, b5_sequences, b7_gpt, b_gpu, b_viz
+from benchmarks import (
+    b1_overhead,
+    b2_mlp,
+    b3_cnn,
+    b4_scaling,
+    b5_sequences,
+    b7_gpt,
+    b_distributed,
+    b_gpu,
+    b_viz,
+)
 from benchmarks.common import optional, print_table
 
 
@@ -40,7 +50,8 @@ def main() -> None:
     print(f"BLAS: {_blas()}  (OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}, "
           f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '-')})")
     rows = []
-    for bench in (b1_overhead, b2_mlp, b3_cnn, b4_scaling, b5_sequences, b7_gpt, b_gpu, b_viz):
+    for bench in (b1_overhead, b2_mlp, b3_cnn, b4_scaling, b5_sequences, b7_gpt, b_gpu, b_viz,
+                  b_distributed):
         rows += bench.run(quick=args.quick)
     print_table(rows, ["lucid", "lucid-gpu", "mlx", "torch"],
                 ratios=[("lucid", "torch"), ("lucid-gpu", "mlx")])

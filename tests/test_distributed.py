@@ -335,3 +335,15 @@ def test_the_ring_picture_fits_the_projector():
     assert sizes and min(sizes) >= 11
     with pytest.raises(ValueError, match="n must be an int from 2 to 5"):
         plot_ring_all_reduce(9)
+
+
+def test_an_empty_host_file_from_mlx_launch_n_1_is_a_world_of_one(tmp_path, monkeypatch):
+    from lucid.distributed import world
+
+    empty = tmp_path / "hosts"
+    empty.write_text("\n")  # what `mlx.launch -n 1` hands its one rank
+    monkeypatch.setenv("MLX_HOSTFILE", str(empty))
+    monkeypatch.setenv("MLX_RANK", "0")
+    assert not world._launched()
+    empty.write_text('[["127.0.0.1:5000"], ["127.0.0.1:5001"]]')
+    assert world._launched()

@@ -151,9 +151,18 @@ def _ensure_init() -> None:
 
 def _launched() -> bool:
     """Whether a launcher (mlx.launch, mpirun) started this process as one of several."""
-    if os.environ.get("MLX_HOSTFILE") == "" and "MLX_RANK" in os.environ:
-        return False  # mlx.launch -n 1: a ring of one
+    hostfile = os.environ.get("MLX_HOSTFILE")
+    if hostfile is not None and not _read(hostfile).strip():
+        return False  # mlx.launch -n 1 writes an empty host file: a world of one
     return any(os.environ.get(v) for v in _LAUNCHER_VARIABLES)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def _backend_in_use() -> str:
