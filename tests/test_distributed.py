@@ -347,3 +347,16 @@ def test_an_empty_host_file_from_mlx_launch_n_1_is_a_world_of_one(tmp_path, monk
     assert not world._launched()
     empty.write_text('[["127.0.0.1:5000"], ["127.0.0.1:5001"]]')
     assert world._launched()
+
+
+def test_the_launcher_passes_host_files_and_backends_to_mlx_launch():
+    ours, extra = launch.parse(["--hostfile", "hosts.json", "--backend", "mpi", "train.py",
+                                "--epochs", "3"])
+    assert (ours.script, ours.args) == ("train.py", ["--epochs", "3"])
+    cmd = launch.command(ours.script, ours.args, ours.nproc, 30, port=40000, extra=extra)
+    assert cmd[0].endswith("mlx.launch")
+    assert "--hostfile=hosts.json" in cmd and "--backend=mpi" in cmd and "-n" not in cmd
+    assert cmd[cmd.index("--env") + 1] == "LUCID_DIST_TIMEOUT=30"
+    assert cmd[-4:] == ["--", "train.py", "--epochs", "3"]
+    local = launch.command("train.py", n=3, port=40000)
+    assert local[local.index("-n") + 1] == "3" and "ring" in local

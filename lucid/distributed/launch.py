@@ -9,8 +9,8 @@ found for the ring (so two jobs on one machine do not collide), ``--timeout`` pa
 ranks, and an exit status that says whether every rank succeeded (nonzero when one failed).
 When one rank fails, ``mlx.launch`` stops the others.
 
-Several machines, MPI and NCCL are ``mlx.launch``'s own forms; the options this wrapper does
-not know (``--hostfile``, ``--hosts``, ``--backend``, ...) are passed on to it unchanged.
+Several machines, MPI and NCCL are ``mlx.launch``'s own forms: ``--hostfile``, ``--hosts``
+and ``--backend`` are passed on to it unchanged.
 """
 
 from __future__ import annotations
@@ -123,19 +123,30 @@ def _stop(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
+    """The launcher's own options, and the ``mlx.launch`` options to pass on."""
     parser = argparse.ArgumentParser(
         prog="python -m lucid.distributed.launch",
         description="Run a training script on several processes (MLX's ring on this machine; "
-                    "other mlx.launch options, e.g. --hostfile, --backend mpi, pass through).")
+                    "--hostfile, --hosts and --backend go to mlx.launch).")
     parser.add_argument("-n", "--nproc", type=int, default=2, help="processes on this machine")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds a collective may wait for the other ranks (default 300)")
+    parser.add_argument("--hostfile", help="mlx.launch's JSON host file: several machines")
+    parser.add_argument("--hosts", help="comma-separated hosts (mlx.launch --hosts)")
+    parser.add_argument("--backend", help="ring (default), mpi, nccl or jaccl")
     parser.add_argument("script", help="the training script")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
-    ours, extra = parser.parse_known_args(argv)
+    ours = parser.parse_args(argv)
     if ours.nproc < 1:
         parser.error(f"-n must be at least 1, got {ours.nproc}")
+    extra = [f"--{k}={v}" for k, v in (("hostfile", ours.hostfile), ("hosts", ours.hosts),
+                                        ("backend", ours.backend)) if v]
+    return ours, extra
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ours, extra = parse(argv)
     return run(ours.script, ours.args, ours.nproc, ours.timeout, extra=extra).returncode
 
 
