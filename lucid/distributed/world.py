@@ -16,6 +16,7 @@ message naming the operation, the rank and the setting -- a bounded wait instead
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -80,6 +81,8 @@ def init(backend: str | None = None, timeout: float | None = None) -> None:
     _WORLD.group, _WORLD.rank, _WORLD.size = group, group.rank(), group.size()
     _WORLD.backend = backend or _backend_in_use()
     _WORLD.initialized = True
+    if _WORLD.size > 1:
+        _say_why_when_stopped()
 
 
 def is_initialized() -> bool:
@@ -204,6 +207,24 @@ def _to_mlx(mx: Any, array: np.ndarray) -> Any:
 
 def _to_numpy(out: Any, dtype: np.dtype) -> np.ndarray:
     return np.array(out).astype(dtype, copy=False)
+
+
+def _say_why_when_stopped() -> None:
+    """When one rank fails, mlx.launch stops the others with SIGTERM, which would end them
+    without a word; say why instead (unless the program handles SIGTERM itself)."""
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL):
+        signal.signal(signal.SIGTERM, _stopped)
+
+
+def _stopped(signum: int, frame: Any) -> None:
+    sys.stderr.write(
+        f"lucid.distributed.DistributedError: rank {_WORLD.rank} of {_WORLD.size} was stopped "
+        "(SIGTERM): the launcher stops every rank when one has crashed or been killed (or when "
+        "it is interrupted); that rank's own output says why.\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(1)
 
 
 # --------------------------------------------------------------------------------------------
