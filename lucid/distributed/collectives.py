@@ -255,8 +255,16 @@ def broadcast(t: Tensor, src: int = 0) -> Tensor:
         raise ValueError(f"broadcast: src must be a rank in 0..{size - 1}, got {src!r}")
     if size == 1:
         return t
-    mine = t.data if world.get_rank() == src else _backend(t).xp.zeros_like(t.data)
     _check_agreement(_BROADCAST, t.data)
+    return broadcast_unchecked(t, src)
+
+
+def broadcast_unchecked(t: Tensor, src: int = 0) -> Tensor:
+    """:func:`broadcast` for callers that know every rank holds the same shape and dtype
+    (``DistributedDataParallel`` checked the whole model once): one all-reduce, no check."""
+    if world.get_world_size() == 1:
+        return t
+    mine = t.data if world.get_rank() == src else _backend(t).xp.zeros_like(t.data)
     t.data = reduce_array(f"broadcast(src={src})", mine, "sum")
     t._version += 1
     return t

@@ -36,6 +36,12 @@ class _BatchNorm(Module):
 
     (``momentum=None``: a plain cumulative average, factor 1 / num_batches_tracked).  After
     ``.eval()`` it normalises with the running statistics and updates nothing.
+
+    In data-parallel training (``DistributedDataParallel``) each rank normalises with the
+    statistics of its own shard of the batch, as PyTorch's BatchNorm does without
+    ``SyncBatchNorm`` (which Lucid does not have): N ranks on shards then differ from one
+    process on the whole batch.  DDP copies rank 0's running statistics to every rank before
+    each forward.
     """
 
     _ndims: tuple[int, ...] = ()

@@ -30,7 +30,7 @@ import numpy as np
 import lucid.distributed as dist
 from lucid.autograd.mode import grad_enabled
 from lucid.backends import BACKENDS
-from lucid.distributed.collectives import reduce_array
+from lucid.distributed.collectives import broadcast_unchecked, reduce_array
 from lucid.nn.module import Module
 from lucid.ops.base import Op, apply
 from lucid.shapes import fmt
@@ -222,8 +222,8 @@ class DistributedDataParallel(Module):
         self.module = module
         self.broadcast_buffers = bool(broadcast_buffers)
         _check_same_model(module)
-        for _, t in _named_tensors(module):
-            dist.broadcast(t, src=0)
+        for _, t in _named_tensors(module):  # (shapes checked just above, once)
+            broadcast_unchecked(t, src=0)
         params = [p for p in module.parameters() if p.requires_grad]
         for name, p in module.named_parameters():
             if p.name is None:
@@ -244,7 +244,7 @@ class DistributedDataParallel(Module):
         self.reducer.check_finished()
         if self.broadcast_buffers and dist.get_world_size() > 1:
             for b in self.module.buffers():
-                dist.broadcast(b, src=0)
+                broadcast_unchecked(b, src=0)
         out = self.module(*args, **kwargs)
         if self._sync and grad_enabled():
             out = _mark(out, self.reducer)
