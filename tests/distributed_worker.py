@@ -82,7 +82,23 @@ def exact(rank, world):
     found["collectives"] = collectives(rank, world)
     found["no_sync"] = no_sync(rank, world)
     found["magic"] = magic()
+    found["batchnorm"] = batchnorm(rank, world)
     return found
+
+
+def batchnorm(rank, world):
+    """BatchNorm under DDP: local statistics in training, rank 0's running ones copied to
+    every rank before the next forward."""
+    lucid.random.seed(0)
+    f64 = lucid.Float64
+    net = DDP(nn.Sequential(nn.Linear(6, 4, dtype=f64), nn.BatchNorm1d(4, dtype=f64)))
+    x, _ = data("mlp", rank, np.float64)  # a different batch on each rank
+    net(lucid.Tensor(x)).sum().backward()
+    after_train = net.module[1].running_mean.numpy().tolist()
+    net.eval()
+    net(lucid.Tensor(x))
+    return {"after_train": after_train,
+            "after_next_forward": net.module[1].running_mean.numpy().tolist()}
 
 
 def magic():

@@ -241,6 +241,14 @@ def test_lucid_flops_of_a_ddp_step_on_two_ranks_reports_the_bytes_sent(exact_run
             in f["magic"], f["magic"]
 
 
+def test_batchnorm_under_ddp_uses_local_statistics_and_rank_0s_running_ones(exact_run):
+    result, found, _ = exact_run
+    bn = [f["batchnorm"] for f in found]
+    assert bn[0]["after_train"] != bn[1]["after_train"]  # each rank's own batch statistics
+    for f in bn:
+        assert f["after_next_forward"] == bn[0]["after_train"]  # broadcast from rank 0
+
+
 def test_no_sync_accumulation_on_two_ranks(exact_run):
     result, found, _ = exact_run
     for f in found:
