@@ -102,6 +102,11 @@ def _describe(sig: np.ndarray) -> str:
     return f"{dtype} {fmt(tuple(int(d) for d in sig[2:2 + ndim]))}"
 
 
+def _nbytes(x: Any) -> int:
+    """The size of an array -- or of a Tensor's data (backward with ``create_graph=True``)."""
+    return int((x.data if isinstance(x, Tensor) else x).nbytes)
+
+
 def _reduce(op: Op, a: Any, how: str, check: bool = False) -> Any:
     """All-reduce an array -- or, when backward runs on Tensors (``create_graph=True``), a
     Tensor, through the recorded op, so that second derivatives see it too.  ``check``: first
@@ -138,7 +143,7 @@ class AllReduce(Op):
             raise self.error(f"op='mean' needs a float tensor, got {kind.name} "
                              f"{fmt(tuple(x.shape))}; use op='sum' or cast with "
                              ".astype(lucid.Float32)", TypeError)
-        self.nbytes = int(x.nbytes)
+        self.nbytes = _nbytes(x)
         y = _reduce(self, x, self.op, check=True)
         if self.op in ("max", "min"):
             self.hit = x == y  # which entries this rank supplied
@@ -187,7 +192,7 @@ class AllGather(Op):
         if x.ndim == 0:
             raise self.error("input () is a 0-d tensor; all_gather stacks along axis 0. "
                              "Reshape it to (1,) first.")
-        self.rows, self.nbytes = x.shape[0], int(x.nbytes)
+        self.rows, self.nbytes = x.shape[0], _nbytes(x)
         if isinstance(x, Tensor):  # create_graph: the op itself, recorded
             return all_gather(x)
         _check_agreement(self, x)
