@@ -1,15 +1,16 @@
 """lucid.distributed, DistributedDataParallel and DistributedSampler.
 
 In one process (a world of one) the API must still work; the real thing runs 2 local ranks
-through the launcher (tests/distributed_worker.py), each job with a time limit: DDP on shards
-equals one process on the whole batch, a model that differs between ranks is refused, and a
-killed or hung rank makes the others stop with an error in bounded time.
+through the launcher (tests/distributed_worker.py), four jobs at once, each with a time limit:
+DDP on shards equals one process on the whole batch, a model that differs between ranks is
+refused, and a killed or hung rank makes the others stop with an error in bounded time.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -198,8 +199,19 @@ def _launch(tmp_path, mode, n=2, timeout=None, deadline=120):
 
 
 @pytest.fixture(scope="module")
-def exact_run(tmp_path_factory):
-    return _launch(tmp_path_factory.mktemp("exact"), "exact")
+def jobs(tmp_path_factory):
+    """The four 2-rank jobs, started together (each waits on its processes most of the
+    time): mode -> (launcher result, what each rank wrote, seconds)."""
+    timeouts = {"exact": None, "mismatch": None, "kill": 20, "hang": 2}
+    with ThreadPoolExecutor(len(timeouts)) as pool:
+        running = {mode: pool.submit(_launch, tmp_path_factory.mktemp(mode), mode,
+                                     timeout=timeout) for mode, timeout in timeouts.items()}
+        return {mode: job.result() for mode, job in running.items()}
+
+
+@pytest.fixture(scope="module")
+def exact_run(jobs):
+    return jobs["exact"]
 
 
 @pytest.mark.parametrize("kind", ["mlp", "cnn"])
@@ -256,8 +268,8 @@ def test_no_sync_accumulation_on_two_ranks(exact_run):
         assert f["no_sync"]["max_diff"] <= 1e-12
 
 
-def test_a_model_that_differs_on_one_rank_is_refused_on_every_rank(tmp_path):
-    result, found, _ = _launch(tmp_path, "mismatch")
+def test_a_model_that_differs_on_one_rank_is_refused_on_every_rank(jobs):
+    result, found, _ = jobs["mismatch"]
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(found) == 2
     for f in found:
@@ -266,16 +278,16 @@ def test_a_model_that_differs_on_one_rank_is_refused_on_every_rank(tmp_path):
                 in f["error"])
 
 
-def test_a_killed_rank_makes_the_others_fail_with_an_error(tmp_path):
-    result, found, seconds = _launch(tmp_path, "kill", timeout=20)
+def test_a_killed_rank_makes_the_others_fail_with_an_error(jobs):
+    result, found, seconds = jobs["kill"]
     assert result.returncode != 0 and result.returncode != 124
     assert "DistributedError" in result.stderr and "crashed or been killed" in result.stderr
     assert found == []
     assert seconds < 60
 
 
-def test_a_hung_rank_makes_the_others_give_up_after_the_timeout(tmp_path):
-    result, found, seconds = _launch(tmp_path, "hang", timeout=2)
+def test_a_hung_rank_makes_the_others_give_up_after_the_timeout(jobs):
+    result, found, seconds = jobs["hang"]
     assert result.returncode != 0
     assert "waited 2 s for the other ranks and gave up" in result.stderr
     assert "exited with code 124" in result.stderr  # the watchdog's exit status
