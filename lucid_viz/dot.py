@@ -410,6 +410,7 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
         '  edge [color="#666666", arrowsize=0.7, fontname="Helvetica", fontsize=11];',
     ]
     devices_seen: dict[str, set[str]] = defaultdict(set)
+    talks: list[bool] = []  # a collective was drawn: the legend names its colour
 
     def node_stmt(s: _Shown) -> str:
         highlight = next((hl_nodes[m] for m in s.members if m in hl_nodes), None)
@@ -426,6 +427,7 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
             if n.traffic is not None:  # communication: coloured apart from the devices
                 attrs.update(fillcolor=COMMUNICATION["fill"], color=COMMUNICATION["line"],
                              penwidth="2")
+                talks.append(True)
             if group == "parameter":
                 attrs["shape"] = "cylinder"
                 attrs["style"] = "filled"
@@ -534,6 +536,11 @@ def _emit(graph: Graph, view: _View, o: _Opts, title: str | None, guard_note: st
                                  f"fillcolor=\"{pal[group]}\", color=\"{pal['line']}\", "
                                  f"shape={shapes[group]}, "
                                  f"style={_q(styles.get(group, 'filled'))}, fontsize=11];")
+        if talks and legend != "key":
+            anchors.append("legend:communication")
+            lines.append(f'    "legend:communication" [label="communication between ranks", '
+                         f'fillcolor="{COMMUNICATION["fill"]}", color="{COMMUNICATION["line"]}", '
+                         'penwidth=2, shape=box, style="rounded,filled", fontsize=11];')
         edge_keys = [("legend:copy", "data copied to another device", CROSS_DEVICE,
                       "bold,dashed")] if crossing else []
         for i, (color, text) in enumerate(key):  # what the highlight colours mean

@@ -304,9 +304,11 @@ def test_a_drawing_of_a_ddp_step_shows_the_gradient_all_reduce_coloured_apart():
     model = DDP(_mlp())
     with lucid.count_flops():
         loss = model(lucid.Tensor(np.ones((3, 4)))).sum()
-    line = next(s for s in draw(loss).dot().splitlines() if "GradientSync" in s)
+    dot = draw(loss).dot()
+    line = next(s for s in dot.splitlines() if "GradientSync" in s)
     assert "all-reduce of gradients: 464 bytes in 1 bucket" in line
     assert f'fillcolor="{COMMUNICATION["fill"]}"' in line
+    assert '"legend:communication" [label="communication between ranks"' in dot
 
 
 def test_lucid_flops_reports_bytes_sent_beside_flops():

@@ -171,7 +171,7 @@ print(ddp.bytes_per_step())
 # %%
 with lucid.count_flops():
     loss = nn.CrossEntropyLoss()(ddp(lucid.Tensor(X_all[:4])), lucid.Tensor(y_all[:4]))
-lucid_viz.draw(loss, depth=1)
+lucid_viz.draw(loss)
 
 # %% [markdown]
 # The sampler deals indices round the ranks like cards. Ten samples on 3 ranks do not split
