@@ -9,6 +9,7 @@ refused, and a killed or hung rank makes the others stop with an error in bounde
 from __future__ import annotations
 
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -382,3 +383,15 @@ def test_the_launcher_passes_host_files_and_backends_to_mlx_launch():
     assert cmd[-4:] == ["--", "train.py", "--epochs", "3"]
     local = launch.command("train.py", n=3, port=40000)
     assert local[local.index("-n") + 1] == "3" and "ring" in local
+
+
+def test_the_launcher_shares_the_cores_between_the_ranks_blas_threads(monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    env = launch.rank_environment(2)
+    assert env["OPENBLAS_NUM_THREADS"] == "4"  # 8 cores / 2 ranks
+    assert env["OMP_NUM_THREADS"] == "3"  # the user's own setting wins
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    assert launch.rank_environment(16)["MKL_NUM_THREADS"] == "1"
+    assert os.environ.get("MKL_NUM_THREADS") is None  # this process's own is left alone

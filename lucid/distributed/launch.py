@@ -5,8 +5,9 @@
 runs ``train.py --epochs 3`` in two processes on this machine, joined in MLX's ring over the
 loopback (ranks 0 and 1; ``lucid.distributed.init()`` finds the group).  What it adds to
 ``mlx.launch -n 2 --backend ring``: the same Python interpreter for every rank, free ports
-found for the ring (so two jobs on one machine do not collide), ``--timeout`` passed to the
-ranks, and an exit status that says whether every rank succeeded (nonzero when one failed).
+found for the ring (so two jobs on one machine do not collide), BLAS thread pools sized so
+the ranks share the cores (as ``torchrun`` does), ``--timeout`` passed to the ranks, and an
+exit status that says whether every rank succeeded (nonzero when one failed).
 When one rank fails, ``mlx.launch`` stops the others.
 
 Several machines, MPI and NCCL are ``mlx.launch``'s own forms: ``--hostfile``, ``--hosts``
@@ -78,6 +79,25 @@ def command(script: str, args: Sequence[str] = (), n: int = 2, timeout: float | 
     return [*cmd, "--", script, *args]
 
 
+#: the thread pools of NumPy's BLAS and OpenMP
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def rank_environment(n: int) -> dict[str, str]:
+    """The ranks' environment: this one, with the BLAS thread pools sized to share the cores.
+
+    Each rank's NumPy would start one BLAS thread per core; n ranks on one machine then run n
+    times as many threads as cores, and a matrix multiply that waits for all of its threads
+    can take a hundred times longer.  So, as ``torchrun`` does, each rank gets cores / n
+    threads, unless the variables are already set.
+    """
+    env = dict(os.environ)
+    threads = str(max(1, (os.cpu_count() or 1) // max(n, 1)))
+    for name in _THREAD_VARIABLES:
+        env.setdefault(name, threads)
+    return env
+
+
 def run(script: str, args: Sequence[str] = (), n: int = 2, timeout: float | None = None,
         capture: bool = False, extra: Sequence[str] = (),
         deadline: float | None = None) -> subprocess.CompletedProcess:
@@ -87,7 +107,8 @@ def run(script: str, args: Sequence[str] = (), n: int = 2, timeout: float | None
     ``deadline``: seconds after which the whole job is stopped (returncode 124)."""
     cmd = command(script, args, n, timeout, extra=extra)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE if capture else None,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=rank_environment(n))
     stopped: list[bool] = []
     timer = threading.Timer(deadline, lambda: (stopped.append(True), _stop(proc))) \
         if deadline else None
