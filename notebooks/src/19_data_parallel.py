@@ -24,6 +24,7 @@
 
 # %%
 import json
+import os
 import tempfile
 import time
 import warnings
@@ -244,6 +245,9 @@ if rank == 0:
 '''
 
 STEPS, BATCH = 20, 64
+# One BLAS thread per process, here and in section 5's single process: the timings then
+# compare like with like (matrix products this small gain nothing from more threads).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 work = Path(tempfile.mkdtemp(prefix="lucid-ddp-"))
 (work / "train_ddp.py").write_text(SCRIPT)
 np.savez(work / "data.npz", X=X_all[:STEPS * BATCH], y=y_all[:STEPS * BATCH], steps=STEPS,
@@ -268,16 +272,13 @@ single = nn.Sequential(nn.Linear(64, 256, dtype=lucid.Float64), nn.ReLU(),
                        nn.Linear(256, 10, dtype=lucid.Float64))
 opt = SGD(single.parameters(), lr=0.1, momentum=0.9)
 loss_fn = nn.CrossEntropyLoss()
-single_s = []
 for step in range(STEPS):
     xb = X_all[step * BATCH:(step + 1) * BATCH]
     yb = y_all[step * BATCH:(step + 1) * BATCH]
-    t0 = time.perf_counter()
     loss = loss_fn(single(lucid.Tensor(xb)), lucid.Tensor(yb))
     opt.zero_grad()
     loss.backward()
     opt.step()
-    single_s.append(time.perf_counter() - t0)
 
 worst = max(np.abs(two_ranks[k] - v).max() for k, v in single.state_dict().items())
 print("parameters compared:", ", ".join(two_ranks))
@@ -298,21 +299,29 @@ print(info["flops"])
 # %% [markdown]
 # ## 5. Honest timings
 #
-# The numbers below are from this run (they change from run to run and machine to machine).
+# For a fair comparison the single process runs the same script, started the same way, as a
+# world of one (`-n 1`): the same Python, one BLAS thread per process in both runs. (By
+# default the launcher gives each rank's NumPy cores/N threads for its matrix products, as
+# `torchrun` does: N ranks that each started one thread per core would fight over the cores.)
+# The numbers are from this run; they change from run to run and machine to machine.
 
 # %%
-step_1 = float(np.median(single_s[3:]))
-print(f"1 process, batch {BATCH}:             {step_1 * 1e3:6.2f} ms per step")
+t0 = time.perf_counter()
+alone = launch.run(str(work / "train_ddp.py"),
+                   [str(work / "data.npz"), str(work / "one.npz"), str(work / "one.json")],
+                   n=1, timeout=60, capture=True, deadline=240)
+one = json.loads((work / "one.json").read_text())
+print(f"1 process, batch {BATCH}:             {one['step_s'] * 1e3:6.2f} ms per step")
 print(f"2 ranks, batch {BATCH // 2} each (rank 0):   {info['step_s'] * 1e3:6.2f} ms per step")
-print(f"speed-up: {step_1 / info['step_s']:.3f}x  (ideal: 2x)")
+print(f"speed-up: {one['step_s'] / info['step_s']:.2f}x  (ideal: 2x)")
 print(f"starting the two processes and running the job took {launch_s:.1f} s")
 
 
 # %% [markdown]
-# Two processes on one small machine are rarely faster for a model this small: a step is a
-# fraction of a millisecond of arithmetic, each process needs a core of its own (and the
-# kernel, the launcher and other users want them too), and every step waits for the slower
-# rank and for the all-reduce. A simple model of one step on $N$ ranks:
+# On a small machine, for a model this small, expect little speed-up or a slowdown: a step is a
+# fraction of a millisecond of arithmetic, each rank needs a core of its own (and the notebook's kernel, the
+# launcher and other users want them too), and every step waits for the slower rank and for
+# the all-reduce. A simple model of one step on $N$ ranks:
 #
 # $$T_N \approx \frac{T_1}{N} + 2(N-1)\,\alpha + 2\,\frac{N-1}{N}\,\frac{S}{\beta}$$
 #
