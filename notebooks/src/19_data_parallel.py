@@ -318,10 +318,10 @@ print(f"starting the two processes and running the job took {launch_s:.1f} s")
 
 
 # %% [markdown]
-# On a small machine, for a model this small, expect little speed-up or a slowdown: a step is a
-# fraction of a millisecond of arithmetic, each rank needs a core of its own (and the notebook's kernel, the
-# launcher and other users want them too), and every step waits for the slower rank and for
-# the all-reduce. A simple model of one step on $N$ ranks:
+# On a small machine, for a model this small, expect little speed-up or a slowdown: a step is
+# a fraction of a millisecond of arithmetic, each rank needs a core of its own (and the
+# notebook's kernel, the launcher and other users want them too), and every step waits for the
+# slower rank and for the all-reduce. A simple model of one step on $N$ ranks:
 #
 # $$T_N \approx \frac{T_1}{N} + 2(N-1)\,\alpha + 2\,\frac{N-1}{N}\,\frac{S}{\beta}$$
 #
