@@ -34,6 +34,7 @@ from lucid import linalg  # noqa: E402  (lucid.linalg.inv, .svd, ...: matrix fun
 from lucid import nn  # noqa: E402
 from lucid import data, optim  # noqa: E402
 from lucid import models  # noqa: E402
+from lucid import utils  # noqa: E402  (lucid.utils.data: torch.utils.data's names)
 from lucid.serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.data.dataset import Dataset, default_collate
+from lucid.data.dataset import Dataset, IterableDataset, default_collate
 from lucid.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader"]
@@ -60,10 +60,12 @@ class DataLoader:
                  multiprocessing_context: Any = None, generator: Any = None, *,
                  prefetch_factor: int | None = None, persistent_workers: bool = False,
                  pin_memory_device: str = "", in_order: bool = True) -> None:
-        if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
+        self.iterable = isinstance(dataset, IterableDataset)
+        if not self.iterable and not (hasattr(dataset, "__len__")
+                                      and hasattr(dataset, "__getitem__")):
             raise TypeError(
-                f"DataLoader: dataset must support len() and indexing, got "
-                f"{type(dataset).__name__}"
+                f"DataLoader: dataset must support len() and indexing (or be an "
+                f"IterableDataset), got {type(dataset).__name__}"
             )
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(
                 batch_size, numbers.Integral) or batch_size < 1):
@@ -81,18 +83,24 @@ class DataLoader:
             raise ValueError("DataLoader: batch_sampler option is mutually exclusive with "
                              "batch_size, shuffle, sampler, and drop_last; the batch sampler "
                              "decides them all")
+        if self.iterable and (shuffle or sampler is not None or batch_sampler is not None):
+            raise ValueError("DataLoader: an IterableDataset is read in its own order: "
+                             "shuffle, sampler and batch_sampler do not apply to it")
+        if self.iterable and num_workers:
+            raise ValueError("DataLoader: num_workers > 0 with an IterableDataset is not "
+                             "supported; use num_workers=0, or a map-style Dataset")
         self.dataset = dataset
         self.batch_size = None if batch_size is None else int(batch_size)
         self.shuffle, self.drop_last = shuffle, drop_last
         self.collate_fn = collate_fn
         self.generator = generator
-        if sampler is None:
+        if sampler is None and not self.iterable:
             sampler = (RandomSampler(dataset, generator=generator) if shuffle
                        else SequentialSampler(dataset))
         self.sampler = sampler
         if batch_sampler is not None:  # PyTorch's attributes then say "the sampler decides"
             self.batch_size, self.drop_last = None, False
-        elif self.batch_size is not None:
+        elif self.batch_size is not None and not self.iterable:
             batch_sampler = BatchSampler(sampler, self.batch_size, drop_last)
         self.batch_sampler = batch_sampler
         self._set_workers(num_workers, timeout, worker_init_fn, multiprocessing_context,
@@ -129,6 +137,10 @@ class DataLoader:
 
     def __len__(self) -> int:
         """The number of batches in one pass (of samples, with ``batch_size=None``)."""
+        if self.iterable:
+            n = len(self.dataset)  # a TypeError when the stream has no length, as PyTorch
+            b = self.batch_size
+            return n if b is None else (n // b if self.drop_last else -(-n // b))
         if self.batch_sampler is not None:
             return len(self.batch_sampler)  # type: ignore[arg-type]
         return len(self.sampler)  # type: ignore[arg-type]
@@ -153,11 +165,29 @@ class DataLoader:
         return default_collate([self.dataset[int(i)] for i in indices])
 
     def __iter__(self) -> Iterator[Any]:
+        if self.iterable:
+            return self._stream()
         if self.num_workers == 0:
             return (self.fetch(indices) for indices in self.index_batches())
         from lucid.data.worker import WorkerPool  # multiprocessing: loaded only when used
 
         return WorkerPool.iterate(self)
+
+    def _stream(self) -> Iterator[Any]:
+        """The batches of an IterableDataset: consecutive samples, collated."""
+        collate = self.collate_fn or default_collate
+        if self.batch_size is None:
+            for sample in self.dataset:
+                yield sample if self.collate_fn is None else self.collate_fn(sample)
+            return
+        batch: list[Any] = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield collate(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield collate(batch)
 
     def __del__(self) -> None:
         pool = getattr(self, "_pool", None)
