@@ -60,6 +60,10 @@ class IterableDataset(Dataset):
     def __iter__(self) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
 
+    def __len__(self) -> int:
+        # a TypeError (not NotImplementedError): list(loader) then simply does not pre-size
+        raise TypeError(f"{type(self).__name__} is an IterableDataset with no __len__")
+
     def __getitem__(self, index: int) -> Any:
         raise TypeError(f"{type(self).__name__} is an IterableDataset: it has no [i]; iterate "
                         "over it (for sample in dataset) or give it to a DataLoader")
