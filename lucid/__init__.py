@@ -10,8 +10,10 @@ from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_en
 from lucid.autograd.mode import inference_mode, set_grad_enabled
 from lucid.tensor import Size, Tensor, tensor
 from lucid.types import (
+    Bool,
     Complex,
     Complex64,
+    Complex128,
     Float,
     Float16,
     Float32,
@@ -22,6 +24,7 @@ from lucid.types import (
     Int32,
     Int64,
     Numeric,
+    UInt8,
 )
 from lucid import ops  # noqa: E402  (registers ops, attaches Tensor methods and operators)
 from lucid.ops import *  # noqa: F403,E402  (every public function of the catalogue)

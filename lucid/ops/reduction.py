@@ -197,8 +197,8 @@ class Std(Var):
     dy/dx_i = (x_i - mu) / ((n - ddof) y)   (the chain rule through sqrt: dvar / (2 y)).
 
     ``ddof``, ``correction`` and ``unbiased`` as in :func:`var` (default: PyTorch's
-    correction=1, or NumPy's ddof=0 when the keyword ``axis=`` is used).  Where y = 0 (all values equal) the gradient is 0/0 = NaN, as in
-    PyTorch.
+    correction=1, or NumPy's ddof=0 when the keyword ``axis=`` is used).  Where y = 0 (all
+    values equal) the gradient is 0/0 = NaN, as in PyTorch.
     """
 
     name = "std"
