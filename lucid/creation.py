@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lucid.tensor import Tensor
-from lucid.types import as_numeric
+from lucid.types import as_numeric, get_default_dtype
 
 __all__ = [
     "zeros",
@@ -32,6 +32,9 @@ __all__ = [
     "ones_like",
     "full_like",
     "empty_like",
+    "from_numpy",
+    "as_tensor",
+    "is_tensor",
 ]
 
 
@@ -79,6 +82,8 @@ def _check_dtype(dtype: Any) -> None:
 def _make(
     arr: np.ndarray, dtype: Any, device: str, requires_grad: bool, keep_grad: bool
 ) -> Tensor:
+    if dtype is None and arr.dtype == np.float64:
+        dtype = get_default_dtype()  # Float64 unless lucid.set_default_dtype changed it
     return Tensor(arr, requires_grad=requires_grad, keep_grad=keep_grad, dtype=dtype,
                   device=device)
 
@@ -265,3 +270,35 @@ def full_like(
     shape, dtype, device = _like(a, dtype, device)
     return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad,
                 keep_grad=keep_grad)
+
+
+# --------------------------------------------------------------------------------------------
+# from existing data (PyTorch's names)
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A "cpu" tensor of ``arr``'s values and dtype (float64 stays Float64, as in PyTorch).
+
+    Unlike PyTorch's, the tensor holds a copy: later writes into ``arr`` do not reach it (Lucid
+    tensors never share memory with the caller's array, so no change leaks in or out).
+    """
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"from_numpy: expected a NumPy array, got {type(arr).__name__}; "
+                        "lucid.tensor(data) builds a tensor from anything else")
+    return Tensor(arr, dtype=arr.dtype)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a Tensor: a Tensor already of that dtype and device is returned as it is;
+    anything else is converted (as :func:`lucid.tensor`)."""
+    if isinstance(data, Tensor):
+        if (dtype is None or data.dtype == as_numeric(dtype)) and device in (None, data.device):
+            return data
+        out = data if dtype is None else data.astype(dtype)
+        return out if device is None else out.to(device)
+    return Tensor(data, dtype=dtype, device="cpu" if device is None else device)
+
+
+def is_tensor(obj: Any) -> bool:
+    """True for a :class:`lucid.Tensor` (a Parameter included)."""
+    return isinstance(obj, Tensor)

@@ -255,7 +255,7 @@ def load(path: str | os.PathLike | IO[bytes], device: str = "cpu") -> Any:
     beyond the file (or beyond a sane cap), bad JSON, an unknown dtype, byte ranges that are
     negative, overlap, leave gaps or do not match ``shape x itemsize``, a broken tree.
     """
-    check_device(device)
+    device = check_device(device)
     if isinstance(path, io.TextIOBase):
         raise TypeError(
             f"lucid.load: {getattr(path, 'name', 'the file')!r} is open in text mode; a Lucid "

@@ -43,6 +43,28 @@ class RemovableHandle:
     __call__ = remove
 
 
+class Size(int):
+    """An element count that is also PyTorch's ``size`` method: ``int(x.size)`` is the number
+    of elements (Lucid, NumPy), ``x.size()`` the shape tuple and ``x.size(d)`` the length of
+    axis ``d`` (PyTorch).  Arithmetic and comparisons treat it as the plain int it is."""
+
+    def __new__(cls, n: int, shape: tuple[int, ...]) -> Size:
+        self = super().__new__(cls, n)
+        self.shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None) -> tuple[int, ...] | int:
+        if dim is None:
+            return self.shape
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"size(dim): dim must be an int, got {dim!r}")
+        nd = len(self.shape)
+        if not -nd <= dim < nd:
+            raise IndexError(f"size({dim}): the tensor of shape {fmt(self.shape)} has {nd} "
+                             f"dimension(s), so dim must lie in [{-nd}, {nd - 1}]")
+        return self.shape[dim]
+
+
 class Tensor:
     """``Tensor(data, requires_grad=False, keep_grad=False, dtype=None, device="cpu",
     name=None)``.
@@ -84,7 +106,7 @@ class Tensor:
         device: str = "cpu",
         name: str | None = None,
     ) -> None:
-        check_device(device)
+        device = check_device(device)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Tensor: name must be a string or None, got {type(name).__name__}")
         backend = get_backend(device)
@@ -100,6 +122,9 @@ class Tensor:
             arr = arr.astype(numeric.cpu, copy=False)
         else:
             numeric = types.to_numeric_type(arr.dtype)  # rejects strings, objects, ...
+            if free and numeric == types.Float64 and numeric != types.get_default_dtype():
+                numeric = types.get_default_dtype()  # set_default_dtype(lucid.float32)
+                arr = arr.astype(numeric.cpu)
         if device != "cpu":
             stored = numeric.parse(device)
             arr = backend.asarray(arr, dtype=stored)
@@ -154,9 +179,13 @@ class Tensor:
         return self.data.ndim
 
     @property
-    def size(self) -> int:
-        """Number of elements (an int property, as in Lucid and NumPy)."""
-        return int(self.data.size)
+    def size(self) -> Size:
+        """Number of elements, an int (Lucid's and NumPy's property) that can also be called as
+        PyTorch's method: ``x.size`` is 6 for a (2, 3) tensor, ``x.size()`` is ``(2, 3)`` and
+        ``x.size(1)`` is 3.  Both spellings are common in the code students bring, so the
+        value is an int that answers a call (see :class:`Size`) rather than either one alone.
+        """
+        return Size(self.data.size, tuple(self.data.shape))
 
     @property
     def dtype(self) -> types.Numeric:
@@ -424,4 +453,4 @@ def tensor(
                   device=device)
 
 
-__all__ = ["Tensor", "tensor", "RemovableHandle"]
+__all__ = ["Tensor", "tensor", "RemovableHandle", "Size"]

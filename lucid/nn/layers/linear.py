@@ -132,10 +132,12 @@ class Bilinear(Module):
 class Flatten(Module):
     """Flatten axes ``start_axis..end_axis`` into one (by default all but the batch axis)."""
 
-    def __init__(self, start_axis: int = 1, end_axis: int = -1) -> None:
+    def __init__(self, start_axis: int = 1, end_axis: int = -1, *,
+                 start_dim: int | None = None, end_dim: int | None = None) -> None:
         super().__init__()
-        self.start_axis = start_axis
-        self.end_axis = end_axis
+        # start_dim= / end_dim=: PyTorch's names
+        self.start_axis = start_axis if start_dim is None else start_dim
+        self.end_axis = end_axis if end_dim is None else end_dim
 
     def forward(self, x: Tensor) -> Tensor:
         return flatten(x, self.start_axis, self.end_axis)

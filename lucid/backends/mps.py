@@ -1,0 +1,18 @@
+"""PyTorch's ``torch.backends.mps`` for programs renamed to Lucid: Apple's GPU is Lucid's
+"gpu" device (MLX), so these answer for it."""
+
+from __future__ import annotations
+
+
+def is_available() -> bool:
+    """True when the "gpu" device (MLX) runs on a real GPU (Metal or CUDA)."""
+    from lucid.backends import gpu_available
+
+    return gpu_available()
+
+
+def is_built() -> bool:
+    """True when MLX is installed (the "gpu" device exists, on a GPU or on MLX's CPU)."""
+    from lucid.backends import gpu_status
+
+    return gpu_status() != "missing"
