@@ -10,7 +10,7 @@ indices (one list per batch).  ``DataLoader(ds, batch_size=32, shuffle=True)`` b
                         sampler=WeightedRandomSampler(weights, num_samples=len(ds)))
 
 Random orders are drawn from :mod:`lucid.random` (so ``lucid.random.seed(n)`` repeats them)
-or, given ``generator=``, from that generator.
+or, given ``generator=`` (a ``lucid.Generator``), from that generator.
 """
 
 from __future__ import annotations
@@ -28,16 +28,15 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
 
 
 def _numpy_rng(generator: Any) -> np.random.Generator:
-    """The NumPy generator that draws for a sampler: ``generator``'s own when it has one
-    (a ``lucid.Generator`` keeps one in ``.rng``; a NumPy ``Generator`` is one), else the one
-    behind :mod:`lucid.random`."""
+    """The NumPy generator that draws for a sampler: a ``lucid.Generator``'s own (its
+    ``.numpy``), a NumPy ``Generator`` itself, or -- for None -- the one behind
+    :mod:`lucid.random`."""
     if generator is None:
         return lucid_random._GENERATOR  # the module's stream: lucid.random.seed repeats it
     if isinstance(generator, np.random.Generator):
         return generator
-    rng = getattr(generator, "rng", None)
-    if isinstance(rng, np.random.Generator):
-        return rng
+    if isinstance(generator, lucid_random.Generator):
+        return generator.numpy
     raise TypeError(f"sampler: generator must be a lucid.Generator (or None for lucid.random's "
                     f"stream), got {type(generator).__name__}")
 

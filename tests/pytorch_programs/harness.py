@@ -64,7 +64,10 @@ def _is_tensor(x: Any) -> bool:
 
 
 def array(t: Any) -> np.ndarray:
-    """A Lucid or PyTorch tensor as a NumPy array."""
+    """A Lucid or PyTorch tensor (or an array: Lucid's state dicts hold arrays) as a NumPy
+    array."""
+    if isinstance(t, np.ndarray):
+        return np.array(t)
     t = t.detach()
     if hasattr(t, "cpu"):
         t = t.cpu()

@@ -116,7 +116,7 @@ def test_custom_function():
     losses, params = _legendre_reference(x, y, init, 50, 5e-5)
     np.testing.assert_allclose(out["losses"], losses, rtol=1e-4)
     np.testing.assert_allclose(out["params"], params, rtol=1e-4, atol=1e-6)
-    assert out["losses"][-1] < out["losses"][0] / 2  # it learns
+    assert out["losses"][-1] < out["losses"][0] * 0.6  # it learns
     _torch_agrees("custom_function", init, data, out)
 
 
