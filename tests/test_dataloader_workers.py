@@ -236,3 +236,13 @@ def test_torch_utils_data_names():
     np.testing.assert_array_equal(parts[0].indices, again[0].indices)
     np.testing.assert_array_equal(np.sort(np.concatenate([p.indices for p in parts])),
                                   np.arange(10))
+
+
+def test_torch_utils_data_submodules():
+    from lucid.utils.data.dataloader import DataLoader as DL
+    from lucid.utils.data.dataloader import default_collate, get_worker_info
+    from lucid.utils.data.dataset import Dataset as DS
+    from lucid.utils.data.sampler import SubsetRandomSampler as SRS
+
+    assert (DL, DS, SRS) == (DataLoader, Dataset, SubsetRandomSampler)
+    assert default_collate is tud.default_collate and get_worker_info is tud.get_worker_info

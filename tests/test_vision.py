@@ -143,3 +143,16 @@ def test_new_transforms():
     assert 0 < h <= 20 and 0 < w <= 30 and 0.08 * 600 * 0.7 <= h * w <= 600
     with pytest.raises(ValueError, match="scale"):
         transforms.RandomResizedCrop(4, scale=(0.5, 0.1))
+
+
+def test_models_are_lucid_models_under_torchvision_names():
+    m = lucid.vision.models.resnet18(num_classes=10)
+    assert isinstance(m, lucid.vision.models.ResNet) and m.fc.weight.shape == (10, 512)
+    keys = list(m.state_dict())
+    assert keys[:2] == ["conv1.weight", "bn1.weight"] and keys[-2:] == ["fc.weight", "fc.bias"]
+    v = lucid.vision.models.vgg11(num_classes=3, weights=None, progress=False)
+    assert v.classifier[6].weight.shape == (3, 4096)
+    with pytest.raises(ValueError, match="resnet18: Lucid has no pretrained weights"):
+        lucid.vision.models.resnet18(weights="IMAGENET1K_V1")
+    with pytest.raises(ValueError, match="vgg16: .*load_state_dict"):
+        lucid.vision.models.vgg16(pretrained=True)

@@ -1,4 +1,5 @@
-"""lucid.vision: torchvision's names on Lucid -- ``datasets``, ``transforms`` and ``utils``.
+"""lucid.vision: torchvision's names on Lucid -- ``datasets``, ``transforms``, ``utils`` and
+``models``.
 
     import lucid.vision
     from lucid.vision import datasets, transforms
@@ -12,6 +13,6 @@ arrays ``(H, W[, C])`` where torchvision has PIL images, and Lucid Tensors ``(C,
 ``ToTensor``, as torchvision's tensors.
 """
 
-from lucid.vision import datasets, transforms, utils
+from lucid.vision import datasets, models, transforms, utils
 
-__all__ = ["datasets", "transforms", "utils"]
+__all__ = ["datasets", "models", "transforms", "utils"]
