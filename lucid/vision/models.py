@@ -16,7 +16,8 @@ from typing import Any
 
 from lucid.models.imgclf.resnet import ResNet, resnet_18, resnet_34, resnet_50
 from lucid.models.imgclf.vgg import VGG, vgg_11, vgg_16
-from lucid.models.imgclf.vit import VisionTransformer, vit_b_16 as _vit_b_16
+from lucid.models.imgclf.vit import VisionTransformer
+from lucid.models.imgclf.vit import vit_b_16 as _vit_b_16
 
 __all__ = ["ResNet", "VGG", "VisionTransformer", "resnet18", "resnet34", "resnet50", "vgg11",
            "vgg16", "vit_b_16"]
