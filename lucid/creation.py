@@ -35,6 +35,13 @@ __all__ = [
     "from_numpy",
     "as_tensor",
     "is_tensor",
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "LongTensor",
+    "IntTensor",
+    "BoolTensor",
+    "ByteTensor",
 ]
 
 
@@ -302,3 +309,28 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 def is_tensor(obj: Any) -> bool:
     """True for a :class:`lucid.Tensor` (a Parameter included)."""
     return isinstance(obj, Tensor)
+
+
+def _legacy(name: str, dtype: Any) -> Any:
+    def constructor(*args: Any, device: str = "cpu") -> Tensor:
+        if not args or all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+                           for a in args):
+            return zeros(*args, dtype=dtype, device=device)  # a shape: PyTorch leaves it unset
+        if len(args) != 1:
+            raise TypeError(f"{name}: give a shape (ints) or one sequence of values")
+        return Tensor(args[0], dtype=dtype, device=device)
+
+    constructor.__name__ = constructor.__qualname__ = name
+    constructor.__doc__ = f"""PyTorch's legacy ``{name}(data)`` (values as
+    {as_numeric(dtype).name}) or ``{name}(2, 3)`` (a shape; filled with zeros).  Prefer
+    ``lucid.tensor(data, dtype=...)``."""
+    return constructor
+
+
+FloatTensor = _legacy("FloatTensor", "float32")
+DoubleTensor = _legacy("DoubleTensor", "float64")
+HalfTensor = _legacy("HalfTensor", "float16")
+LongTensor = _legacy("LongTensor", "int64")
+IntTensor = _legacy("IntTensor", "int32")
+BoolTensor = _legacy("BoolTensor", "bool")
+ByteTensor = _legacy("ByteTensor", "uint8")

@@ -501,3 +501,63 @@ def test_module_dtype_methods():
     assert all(p.dtype == lucid.float32 for p in m.parameters())
     m.to("cpu", lucid.float64)
     assert m[0].weight.dtype == lucid.float64
+
+
+# --------------------------------------------------------------------------------------------
+# repeat (the fifth disagreement), new_*, legacy constructors, load(map_location=)
+
+
+def test_repeat_method_tiles_as_pytorch():
+    x = t(X)
+    np.testing.assert_array_equal(x.repeat(2, 1).numpy(), np.tile(X, (2, 1)))
+    np.testing.assert_array_equal(x.repeat((1, 3)).numpy(), np.tile(X, (1, 3)))
+    np.testing.assert_array_equal(x.repeat(2, 1, 1).numpy(), np.tile(X, (2, 1, 1)))
+    np.testing.assert_array_equal(t([1.0, 2.0]).repeat(2).numpy(), [1.0, 2.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match="repeat: x.repeat.*tiles.*repeat_interleave"):
+        x.repeat(2)
+
+
+def test_repeat_keeps_numpys_meaning_under_its_keywords():
+    x = t(X)
+    np.testing.assert_array_equal(x.repeat(2, axis=1).numpy(), np.repeat(X, 2, axis=1))
+    np.testing.assert_array_equal(x.repeat(repeats=2).numpy(), np.repeat(X, 2))
+    np.testing.assert_array_equal(lucid.repeat(x, 2, 0).numpy(), np.repeat(X, 2, axis=0))
+    np.testing.assert_array_equal(lucid.repeat_interleave(x, 2, dim=1).numpy(),
+                                  np.repeat(X, 2, axis=1))
+    np.testing.assert_array_equal(x.repeat_interleave(t([1, 0, 2]), dim=1).numpy(),
+                                  np.repeat(X, [1, 0, 2], axis=1))
+
+
+def test_repeat_gradient():
+    x = t(X, requires_grad=True)
+    x.repeat(2, 3).sum().backward()
+    np.testing.assert_array_equal(x.grad, np.full_like(X, 6.0))
+
+
+def test_new_creators_take_this_tensors_dtype_and_device():
+    x = t(X, dtype=lucid.float32)
+    z = x.new_zeros(2, 4)
+    assert z.shape == (2, 4) and z.dtype == lucid.float32 and not z.numpy().any()
+    assert x.new_ones((3,)).tolist() == [1.0, 1.0, 1.0] and x.new_ones(3).dtype == lucid.float32
+    assert x.new_full((2,), 7).tolist() == [7.0, 7.0] and x.new_full(2, 7).dtype == lucid.float32
+    assert x.new_empty(5).shape == (5,)
+    n = x.new_tensor([1, 2])
+    assert n.dtype == lucid.float32 and n.tolist() == [1.0, 2.0]
+    assert x.new_zeros(2, dtype=lucid.long).dtype == lucid.int64
+    assert x.new_ones(2, requires_grad=True).requires_grad
+
+
+def test_legacy_constructors():
+    assert lucid.FloatTensor([1, 2]).dtype == lucid.float32
+    assert lucid.LongTensor([1.0, 2.0]).tolist() == [1, 2]
+    assert lucid.FloatTensor(2, 3).shape == (2, 3)
+    assert lucid.BoolTensor([1, 0]).dtype == lucid.bool
+
+
+def test_load_accepts_pytorchs_keywords(tmp_path):
+    path = tmp_path / "w.lucid"
+    lucid.save({"w": t(X)}, path)
+    out = lucid.load(path, map_location="cpu", weights_only=True)
+    np.testing.assert_array_equal(out["w"].numpy(), X)
+    out = lucid.load(path, map_location=lucid.device("cpu"))
+    assert out["w"].device == "cpu"

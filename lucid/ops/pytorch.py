@@ -339,6 +339,97 @@ def cat(tensors: Any, dim: int = 0, *, axis: int | None = None) -> Tensor:
     return FUNCTIONS["concatenate"](tensors, dim if axis is None else axis)
 
 
+_UNSET = object()
+
+
+@_method
+def repeat(self: Tensor, *sizes: Any, repeats: Any = _UNSET, axis: Any = _UNSET) -> Tensor:
+    """``x.repeat(2, 3)``: PyTorch's meaning, ``x`` tiled -- 2 copies along the first axis, 3
+    along the second (``lucid.tile``); one size per dimension (more add leading axes).
+
+    NumPy's (and Lucid 2.x's) ``repeat`` -- each element repeated -- is kept under its keyword
+    spelling ``x.repeat(2, axis=0)`` / ``x.repeat(repeats=2)``, as the function
+    ``lucid.repeat(x, 2, axis=0)`` and as PyTorch's ``repeat_interleave``.  Why: the method is
+    PyTorch code's ``pos.repeat(batch, 1)``; NumPy would read it as "each element twice along
+    axis 1" and silently give another tensor.
+    """
+    if repeats is not _UNSET or axis is not _UNSET:
+        if sizes and repeats is not _UNSET:
+            raise TypeError("repeat: got sizes and repeats=; give one of them")
+        count = sizes[0] if sizes else repeats
+        return FUNCTIONS["repeat"](self, count, None if axis is _UNSET else axis)
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    if len(sizes) < self.ndim:
+        raise ValueError(
+            f"repeat: x.repeat(*sizes) tiles (PyTorch's meaning) and needs one size per "
+            f"dimension ({self.ndim}), got {tuple(sizes)}; for NumPy's repeat (each element "
+            "n times) write x.repeat(n, axis=d) or lucid.repeat_interleave(x, n, dim=d)")
+    return FUNCTIONS["tile"](self, tuple(sizes))
+
+
+@public(method=True)
+def repeat_interleave(x: Any, repeats: Any, dim: int | None = None) -> Tensor:
+    """Each element repeated ``repeats`` times along ``dim`` (flattened when None): PyTorch's
+    name for NumPy's ``repeat`` (``lucid.repeat(x, repeats, axis=dim)``)."""
+    if isinstance(repeats, Tensor):
+        repeats = repeats.tolist()
+    return FUNCTIONS["repeat"](x, repeats, dim)
+
+
+# --------------------------------------------------------------------------------------------
+# new tensors like this one: x.new_zeros(2, 3), x.new_tensor(data)
+
+
+def _new(fn: str, self: Tensor, values: np.ndarray, dtype: Any, device: Any,
+         requires_grad: bool) -> Tensor:
+    return Tensor(values, dtype=self.dtype if dtype is None else dtype,
+                  device=self.device if device is None else device,
+                  requires_grad=requires_grad)
+
+
+def _new_shape(size: tuple) -> tuple:
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+
+
+@_method
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """Zeros of ``size`` with this tensor's dtype and device (each overridable)."""
+    return _new("new_zeros", self, np.zeros(_new_shape(size)), dtype, device, requires_grad)
+
+
+@_method
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """Ones of ``size`` with this tensor's dtype and device (each overridable)."""
+    return _new("new_ones", self, np.ones(_new_shape(size)), dtype, device, requires_grad)
+
+
+@_method
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """An unfilled tensor of ``size`` (Lucid fills it with zeros) with this tensor's dtype and
+    device."""
+    return _new("new_empty", self, np.zeros(_new_shape(size)), dtype, device, requires_grad)
+
+
+@_method
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``size`` filled with ``fill_value``, with this tensor's dtype and device."""
+    shape = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    return _new("new_full", self, np.full(shape, fill_value), dtype, device, requires_grad)
+
+
+@_method
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """``data`` as a tensor with this tensor's dtype and device (a copy, cut from any graph)."""
+    values = data.numpy() if isinstance(data, Tensor) else np.asarray(data)
+    return _new("new_tensor", self, values, dtype, device, requires_grad)
+
+
 # --------------------------------------------------------------------------------------------
 # arithmetic and comparison methods under PyTorch's names
 
