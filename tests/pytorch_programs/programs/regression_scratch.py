@@ -53,7 +53,7 @@ def make_data():
     torch.manual_seed(1)
     true_w = torch.tensor([2, -3.4])
     true_b = 4.2
-    features, labels = synthetic_data(true_w, true_b, 100)
+    features, labels = synthetic_data(true_w, true_b, 1000)
     return features, labels
 
 
