@@ -210,3 +210,35 @@ def test_backward_errors_name_the_function():
     with pytest.raises(TypeError, match="only Tensors"):
         type("S", (Function,), {"forward": staticmethod(
             lambda ctx, x: ctx.save_for_backward(1.0))}).apply(x)
+
+
+def test_once_differentiable_refuses_create_graph_by_name():
+    class NumpyCube(Function):
+        """y = x³, backward computed in NumPy."""
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        @lucid.autograd.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return lucid.Tensor(3 * x.numpy() ** 2) * g
+
+    x = lucid.Tensor(X, requires_grad=True)
+    NumpyCube.apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad, 3 * X ** 2)
+    with pytest.raises(RuntimeError, match="^NumpyCube: create_graph=True is not supported"):
+        lucid.autograd.grad(NumpyCube.apply(x).sum(), [x], create_graph=True)
+    assert "NumpyCube" not in lucid.ops.base.REGISTRY
+    assert not hasattr(lucid, "NumpyCube")
+
+
+def test_variable_is_a_tensor():
+    v = lucid.autograd.Variable(lucid.Tensor(X), requires_grad=True)
+    assert isinstance(v, lucid.Tensor) and v.requires_grad and v.is_leaf
+    (v * 2).sum().backward()
+    np.testing.assert_array_equal(v.grad, np.full_like(X, 2.0))
+    assert not lucid.autograd.Variable(X).requires_grad

@@ -14,6 +14,8 @@ __all__ = [
     "enable_grad",
     "Function",
     "FunctionCtx",
+    "once_differentiable",
+    "Variable",
     "flops_enabled",
     "grad",
     "gradcheck",
@@ -31,7 +33,7 @@ def __getattr__(name: str):
 
         functional = importlib.import_module("lucid.autograd.functional")
         return functional if name == "functional" else getattr(functional, name)
-    if name in ("Function", "FunctionCtx"):  # your own op, PyTorch's way (on lucid.ops.Op)
+    if name in ("Function", "FunctionCtx", "once_differentiable", "Variable"):  # your own op, PyTorch's way (on lucid.ops.Op)
         import importlib
 
         return getattr(importlib.import_module("lucid.autograd.function"), name)

@@ -45,7 +45,7 @@ from lucid.cost import Cost
 from lucid.ops.base import Op, apply
 from lucid.tensor import Tensor
 
-__all__ = ["Function", "FunctionCtx"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "Variable"]
 
 
 class FunctionCtx:
@@ -199,6 +199,22 @@ class _inner:
         return total
 
 
+def once_differentiable(backward: Any) -> Any:
+    """Decorate a Function's ``backward`` that is not made of Lucid operations (it computes
+    with NumPy, say): ``create_graph=True`` through it is then a clear error instead of a
+    wrong second derivative.  (Put it under ``@staticmethod``, as in PyTorch.)"""
+    backward.once_differentiable = True
+    return backward
+
+
+def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Tensor:
+    """PyTorch's pre-0.4 wrapper, kept for old programs: Variables and Tensors have been one
+    thing since, so this gives a Tensor (``data`` detached; ``requires_grad`` as asked)."""
+    t = data.detach() if isinstance(data, Tensor) else Tensor(data)
+    t.requires_grad = bool(requires_grad) and not volatile
+    return t
+
+
 class Function:
     """Base class of an operation of your own, PyTorch's way (see the module docstring).
 
@@ -216,6 +232,11 @@ class Function:
         cls._op = type(cls.__name__, (_FunctionOp,), {
             "__doc__": cls.__doc__ or f"{cls.__name__}: a lucid.autograd.Function.",
             "__module__": cls.__module__, "__qualname__": cls.__qualname__, "function": cls})
+        cls._op.name = cls.__name__  # set after the class is made: named, not published
+        if getattr(cls.backward, "once_differentiable", False):
+            cls._op.twice_differentiable = False
+            cls._op.twice_differentiable_why = (f"{cls.__name__}.backward is marked "
+                                                "@once_differentiable.")
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
