@@ -33,7 +33,8 @@ def __getattr__(name: str):
 
         functional = importlib.import_module("lucid.autograd.functional")
         return functional if name == "functional" else getattr(functional, name)
-    if name in ("Function", "FunctionCtx", "once_differentiable", "Variable"):  # your own op, PyTorch's way (on lucid.ops.Op)
+    # your own op, PyTorch's way (on lucid.ops.Op)
+    if name in ("Function", "FunctionCtx", "once_differentiable", "Variable"):
         import importlib
 
         return getattr(importlib.import_module("lucid.autograd.function"), name)
