@@ -65,6 +65,86 @@ class Size(int):
         return self.shape[dim]
 
 
+class GradArray(np.ndarray):
+    """A gradient on "cpu": a NumPy array (NumPy takes it anywhere; arithmetic on it gives
+    plain arrays) with PyTorch's in-place idioms for code that treats ``p.grad`` as a tensor:
+    ``p.grad.zero_()``, ``p.grad.data.zero_()``, ``p.grad.add_(g, alpha=...)``,
+    ``p.grad.mul_(0.5)``, ``p.grad.norm()``, ``p.grad.size()``.  The in-place methods write
+    into the gradient's own memory (a leaf owns its ``.grad``, see the backward walk) and
+    return it.  ``repr`` shows it as the NumPy array it is.
+    """
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False):
+        # results of NumPy's functions are plain arrays: only .grad itself carries the methods
+        if return_scalar:
+            return array[()]
+        return array.view(np.ndarray) if isinstance(array, GradArray) else array
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+    @property
+    def data(self) -> GradArray:
+        """The gradient itself (PyTorch's ``p.grad.data``)."""
+        return self
+
+    @property
+    def size(self) -> Size:
+        return Size(np.ndarray.size.__get__(self), self.shape)
+
+    def _plain(self) -> np.ndarray:
+        return self.view(np.ndarray)
+
+    def zero_(self) -> GradArray:
+        self._plain()[...] = 0
+        return self
+
+    def fill_(self, value: Any) -> GradArray:
+        self._plain()[...] = _values(value)
+        return self
+
+    def copy_(self, src: Any) -> GradArray:
+        self._plain()[...] = _values(src)
+        return self
+
+    def add_(self, other: Any, alpha: Any = 1) -> GradArray:
+        self._plain()[...] += alpha * _values(other)
+        return self
+
+    def sub_(self, other: Any, alpha: Any = 1) -> GradArray:
+        self._plain()[...] -= alpha * _values(other)
+        return self
+
+    def mul_(self, other: Any) -> GradArray:
+        self._plain()[...] *= _values(other)
+        return self
+
+    def div_(self, other: Any) -> GradArray:
+        self._plain()[...] /= _values(other)
+        return self
+
+    def clamp_(self, min: Any = None, max: Any = None) -> GradArray:  # noqa: A002
+        np.clip(self._plain(), min, max, out=self._plain())
+        return self
+
+    def norm(self, p: Any = 2) -> Tensor:
+        """The vector p-norm of all elements, a 0-d Tensor (PyTorch's ``p.grad.norm()``)."""
+        return Tensor(np.linalg.norm(self._plain().ravel(), ord=p))
+
+    def numpy(self) -> np.ndarray:
+        return self._plain()
+
+    def clone(self) -> Tensor:
+        """A Tensor holding a copy of the gradient."""
+        return Tensor(self._plain())
+
+    detach = clone
+
+
+def _values(x: Any) -> Any:
+    return x.numpy() if isinstance(x, Tensor) else x
+
+
 class Tensor:
     """``Tensor(data, requires_grad=False, keep_grad=False, dtype=None, device="cpu",
     name=None)``.
@@ -79,7 +159,7 @@ class Tensor:
 
     __slots__ = (
         "data",
-        "grad",
+        "_grad",
         "requires_grad",
         "keep_grad",
         "device",
@@ -137,7 +217,7 @@ class Tensor:
                 "values as floats (1.0 instead of 1)."
             )
         self.data = arr
-        self.grad = None
+        self._grad = None
         self.requires_grad = bool(requires_grad)
         self.keep_grad = bool(keep_grad)
         self.device = device
@@ -155,7 +235,7 @@ class Tensor:
         """Wrap an existing backend array without copying or checking (internal fast path)."""
         t = object.__new__(cls)
         t.data = data
-        t.grad = None
+        t._grad = None
         t.requires_grad = requires_grad
         t.keep_grad = False
         t.device = device
@@ -193,6 +273,23 @@ class Tensor:
         if self._dtype is not None:
             return self._dtype
         return types.to_numeric_type(self.data.dtype)
+
+    @property
+    def grad(self) -> Any:
+        """dL/d(this tensor) after ``backward()``: a backend array of the tensor's shape (or
+        None; a Tensor after ``backward(create_graph=True)``).
+
+        On "cpu" it is a :class:`GradArray`, a NumPy array that also answers PyTorch's
+        in-place idioms (``p.grad.zero_()``, ``p.grad.data``, ``p.grad.norm()``); every NumPy
+        function takes it and gives plain arrays back.  On "gpu" it is an ``mx.array``.
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if type(value) is np.ndarray:  # a view, no copy: the same memory, PyTorch's methods
+            value = value.view(GradArray)
+        self._grad = value
 
     @property
     def is_leaf(self) -> bool:
@@ -453,4 +550,4 @@ def tensor(
                   device=device)
 
 
-__all__ = ["Tensor", "tensor", "RemovableHandle", "Size"]
+__all__ = ["Tensor", "tensor", "RemovableHandle", "Size", "GradArray"]

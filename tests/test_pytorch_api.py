@@ -561,3 +561,49 @@ def test_load_accepts_pytorchs_keywords(tmp_path):
     np.testing.assert_array_equal(out["w"].numpy(), X)
     out = lucid.load(path, map_location=lucid.device("cpu"))
     assert out["w"].device == "cpu"
+
+
+# --------------------------------------------------------------------------------------------
+# .grad and .data
+
+
+def test_grad_answers_pytorchs_in_place_idioms():
+    w = t([1.0, 2.0, 3.0], requires_grad=True)
+    (w * w).sum().backward()
+    assert isinstance(w.grad, np.ndarray) and repr(w.grad) == "array([2., 4., 6.])"
+    np.testing.assert_allclose(w.grad.norm().item(), np.linalg.norm([2.0, 4.0, 6.0]))
+    assert w.grad.size() == (3,) and w.grad.size == 3
+    assert w.grad.data.mul_(0.5) is w.grad
+    np.testing.assert_array_equal(w.grad, [1.0, 2.0, 3.0])
+    w.grad.add_(t([1.0, 1.0, 1.0]), alpha=2)
+    np.testing.assert_array_equal(w.grad, [3.0, 4.0, 5.0])
+    assert type(w.grad * 2) is np.ndarray  # NumPy's results are plain arrays
+    w.grad.zero_()
+    (w * w).sum().backward()  # accumulates into the zeroed gradient, as PyTorch
+    np.testing.assert_array_equal(w.grad, [2.0, 4.0, 6.0])
+    assert w.grad.clone().tolist() == [2.0, 4.0, 6.0]
+
+
+def test_sgd_from_scratch_as_d2l_writes_it():
+    # d2l's sgd: param -= lr * param.grad / batch_size; param.grad.zero_()
+    rng = np.random.default_rng(0)
+    X_np, true_w = rng.standard_normal((64, 2)), np.array([2.0, -3.4])
+    y_np = X_np @ true_w + 4.2
+    w, b = lucid.zeros(2, requires_grad=True), lucid.zeros(1, requires_grad=True)
+    for _ in range(200):
+        loss = ((lucid.tensor(X_np) @ w + b - lucid.tensor(y_np)) ** 2 / 2).sum()
+        loss.backward()
+        with lucid.no_grad():
+            for param in (w, b):
+                param -= 0.1 * param.grad / 64
+                param.grad.zero_()
+    np.testing.assert_allclose(w.numpy(), true_w, atol=1e-3)
+    np.testing.assert_allclose(b.numpy(), [4.2], atol=1e-3)
+
+
+def test_data_is_the_array_and_in_place_numpy_updates_work():
+    p = t([1.0, 2.0], requires_grad=True)
+    (p * 3).sum().backward()
+    p.data -= 0.5 * p.grad  # PyTorch's p.data -= lr * p.grad
+    np.testing.assert_array_equal(p.numpy(), [-0.5, 0.5])
+    assert (p * p).sum().data.item() == 0.5
