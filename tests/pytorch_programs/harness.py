@@ -124,16 +124,16 @@ def load_state(model: Any, state: Any) -> None:
             t.copy_(torch.from_numpy(v.copy()))
 
 
-def run_on_lucid(name: str) -> tuple[dict, Any, Any, dict]:
-    """Run program ``name`` renamed: its namespace, initial weights, data (as arrays) and
-    results."""
+def run_on_lucid(name: str) -> tuple[dict, Any, Any, dict, Any]:
+    """Run program ``name`` renamed: its namespace, initial weights, data (as arrays),
+    results and its model (trained)."""
     ns = load(name)
     model = ns["build"]()
     init = state_of(model)
     data = ns["make_data"]()
     data_np = to_numpy(data)
     out = ns["run"](model, data)
-    return ns, init, data_np, out
+    return ns, init, data_np, out, model
 
 
 def run_on_torch(name: str, init: Any, data_np: Any) -> dict:

@@ -20,6 +20,7 @@ from tests.pytorch_programs.harness import (
     renamed_in_python,
     run_on_lucid,
     run_on_torch,
+    state_of,
 )
 
 F32 = {"rtol": 2e-5, "atol": 1e-6}  # float32 arithmetic against a float64 reference
@@ -38,6 +39,8 @@ COMPARED = {
     "scheduler_checkpoint": ["losses", "lrs", "same_output", "keys"],
     "vision_pipeline": ["losses", "correct", "grid_shape"],
     "polynomial_nn": ["losses"],
+    "mnist_example": ["lrs"],  # (its dropout masks are each library's own draws)
+    "nn_tutorial": ["first_loss", "scratch_losses", "module_losses"],
 }
 
 
@@ -82,7 +85,7 @@ def test_the_rename_is_the_sed_command():
 
 
 def test_quickstart_mlp():
-    ns, init, data, out = run_on_lucid("quickstart_mlp")
+    ns, init, data, out, model = run_on_lucid("quickstart_mlp")
     assert len(out["losses"]) == 6
     np.testing.assert_allclose(out["losses"][0], ref.quickstart_first_loss(init, data), **F32)
     assert 0 <= out["accuracy"] <= 1 and math.isfinite(out["test_loss"])
@@ -90,7 +93,7 @@ def test_quickstart_mlp():
 
 
 def test_cifar_cnn():
-    ns, init, data, out = run_on_lucid("cifar_cnn")
+    ns, init, data, out, model = run_on_lucid("cifar_cnn")
     np.testing.assert_allclose(out["losses"][0], ref.cifar_first_loss(init, data), **F32)
     assert len(out["losses"]) == 6 and len(out["predicted"]) == 4
     assert all(isinstance(p, int) and 0 <= p < 10 for p in out["predicted"])
@@ -116,7 +119,7 @@ def _legendre_reference(x, y, params, steps, lr):
 
 
 def test_custom_function():
-    ns, init, data, out = run_on_lucid("custom_function")
+    ns, init, data, out, model = run_on_lucid("custom_function")
     x, y = data
     np.testing.assert_allclose(x, np.linspace(-math.pi, math.pi, 200), rtol=1e-6, atol=1e-6)
     losses, params = _legendre_reference(x, y, init, 50, 5e-5)
@@ -128,7 +131,7 @@ def test_custom_function():
 
 @_waits_for("a 0-d int Tensor as a slice bound, data[i:i + n] (nanoGPT's get_batch)")
 def test_char_lstm_language_model_and_sampling():
-    ns, init, data, out = run_on_lucid("char_lstm")
+    ns, init, data, out, model = run_on_lucid("char_lstm")
     np.testing.assert_allclose(out["losses"][0], ref.char_lstm_first_loss(init, data), **F32)
     sample = out["sample"]
     assert sample.startswith("to be") and len(sample) == 20
@@ -137,7 +140,7 @@ def test_char_lstm_language_model_and_sampling():
 
 
 def test_gpt():
-    ns, init, data, out = run_on_lucid("gpt_block")
+    ns, init, data, out, model = run_on_lucid("gpt_block")
     np.testing.assert_allclose(out["losses"][0], ref.gpt_first_loss(init, data), **F32)
     assert out["losses"][0] == pytest.approx(math.log(11), rel=0.01)  # small init: uniform
     generated = out["generated"]
@@ -146,7 +149,7 @@ def test_gpt():
 
 
 def test_vae():
-    ns, init, data, out = run_on_lucid("vae")
+    ns, init, data, out, model = run_on_lucid("vae")
     np.testing.assert_allclose(out["eval_losses"][0], ref.vae_eval_loss(init, data), **F32)
     assert out["eval_losses"][-1] < out["eval_losses"][0]
     assert out["sample_shape"] == [4, 64]
@@ -155,7 +158,7 @@ def test_vae():
 
 @_waits_for("p.data as a Tensor (nn.init.normal_(m.weight.data, ...))")
 def test_dcgan():
-    ns, init, data, out = run_on_lucid("dcgan")
+    ns, init, data, out, model = run_on_lucid("dcgan")
     d_x, err_real = ref.dcgan_first_d_real(init, data)
     np.testing.assert_allclose(out["D_x"][0], d_x, **F32)
     assert out["D_losses"][0] > err_real  # errD = errD_real + errD_fake
@@ -164,7 +167,7 @@ def test_dcgan():
 
 
 def test_regression_from_scratch():
-    ns, init, data, out = run_on_lucid("regression_scratch")
+    ns, init, data, out, model = run_on_lucid("regression_scratch")
     features, labels = (a.astype(np.float64) for a in data)
     w, b = (a.astype(np.float64) for a in init)
     random.seed(0)
@@ -188,7 +191,7 @@ def test_regression_from_scratch():
 
 @_waits_for("torch.equal(a, b) -> one bool (Lucid's equal is elementwise)")
 def test_scheduler_and_checkpoint_round_trip():
-    ns, init, data, out = run_on_lucid("scheduler_checkpoint")
+    ns, init, data, out, model = run_on_lucid("scheduler_checkpoint")
     assert out["lrs"] == pytest.approx([0.1, 0.1, 0.05, 0.05, 0.025, 0.025])
     assert out["same_output"] is True
     assert out["keys"] == ["fc1.weight", "fc1.bias", "bn.weight", "bn.bias", "bn.running_mean",
@@ -209,7 +212,7 @@ def test_scheduler_and_checkpoint_round_trip():
 
 
 def test_vision_pipeline():
-    ns, init, data, out = run_on_lucid("vision_pipeline")
+    ns, init, data, out, model = run_on_lucid("vision_pipeline")
     train, val = data
     assert len(train) == 16 and len(val) == 8
     fake = ns["lucid"].vision.datasets.FakeData(size=24, image_size=(1, 12, 12))
@@ -229,7 +232,7 @@ def test_vision_pipeline():
 
 
 def test_polynomial_nn():
-    ns, init, data, out = run_on_lucid("polynomial_nn")
+    ns, init, data, out, model = run_on_lucid("polynomial_nn")
     x, y = (a.astype(np.float64) for a in data)
     w, b = init["0.weight"].astype(np.float64), init["0.bias"].astype(np.float64)
     xx = x[:, None] ** np.array([1, 2, 3])
@@ -240,3 +243,38 @@ def test_polynomial_nn():
         w, b = w - 1e-5 * (2 * r @ xx)[None], b - 1e-5 * 2 * r.sum(keepdims=True)
     np.testing.assert_allclose(out["losses"], losses, rtol=1e-4)
     _torch_agrees("polynomial_nn", init, data, out)
+
+
+def test_mnist_example():
+    ns, init, data, out, model = run_on_lucid("mnist_example")
+    assert len(out["losses"]) == 6 and out["lrs"] == pytest.approx([1.0, 0.7])
+    s = ref.f64(state_of(model))  # the test loss: eval mode (no dropout), trained weights
+    x, y = (np.stack(c) for c in zip(*data[1]))
+    h = ref.relu(ref.conv2d(x.astype(np.float64), s["conv1.weight"], s["conv1.bias"]))
+    h = ref.max_pool2d(ref.relu(ref.conv2d(h, s["conv2.weight"], s["conv2.bias"])), 2)
+    logp = ref.log_softmax(ref.linear(ref.relu(ref.linear(h.reshape(len(h), -1), s, "fc1")),
+                                      s, "fc2"))
+    np.testing.assert_allclose(out["test_loss"], -logp[np.arange(len(y)), y].mean(), **F32)
+    assert out["correct"] == int((logp.argmax(1) == y).sum())
+    _torch_agrees("mnist_example", init, data, out)
+
+
+@_waits_for("a range as an index, input[range(n), target] (the tutorial's nll)")
+def test_nn_tutorial():
+    ns, init, data, out, model = run_on_lucid("nn_tutorial")
+    w, b = (a.astype(np.float64) for a in init)
+    x, y = (a.astype(np.float64) for a in data)
+    y = y.astype(np.int64)
+    losses = []
+    for _ in range(3):  # two epochs from scratch, then one through nn.Module and optim
+        for i in range(0, 40, 8):
+            xb, yb = x[i:i + 8], y[i:i + 8]
+            p = np.exp(ref.log_softmax(xb @ w + b))
+            losses.append(-np.log(p[np.arange(8), yb]).mean())
+            g = p.copy()
+            g[np.arange(8), yb] -= 1
+            w, b = w - 0.5 * xb.T @ g / 8, b - 0.5 * g.sum(0) / 8
+    np.testing.assert_allclose(out["first_loss"], losses[0], **F32)
+    np.testing.assert_allclose(out["scratch_losses"], losses[:10], rtol=1e-4)
+    np.testing.assert_allclose(out["module_losses"], losses[10:], rtol=1e-4)
+    _torch_agrees("nn_tutorial", init, data, out)
