@@ -155,3 +155,16 @@ def test_models_are_lucid_models_under_torchvision_names():
         lucid.vision.models.resnet18(weights="IMAGENET1K_V1")
     with pytest.raises(ValueError, match="vgg16: .*load_state_dict"):
         lucid.vision.models.vgg16(pretrained=True)
+
+
+def test_to_pil_image_gives_the_numpy_image_back():
+    img = np.random.default_rng(1).integers(0, 256, (5, 4, 3), dtype=np.uint8)
+    t = transforms.ToTensor()(img)
+    np.testing.assert_array_equal(transforms.ToPILImage()(t), img)  # 255 * (v / 255) -> v
+    grey = transforms.ToPILImage()(lucid.Tensor(np.full((1, 2, 2), 0.5, np.float32)))
+    np.testing.assert_array_equal(grey, np.full((2, 2), 127, np.uint8))
+    assert transforms.ToPILImage()(img) is img
+    with pytest.raises(ValueError, match="mode 'RGB' needs 3 channels"):
+        transforms.ToPILImage("RGB")(lucid.Tensor(np.zeros((1, 2, 2))))
+    with pytest.raises(ValueError, match="1, 3 or 4 channels"):
+        transforms.ToPILImage()(lucid.Tensor(np.zeros((2, 2, 2))))

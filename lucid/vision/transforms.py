@@ -1,7 +1,7 @@
 """torchvision's transforms: those of :mod:`lucid.data.transforms` (``Compose``,
 ``ToTensor``, ``Normalize``, ``Resize``, ``CenterCrop``, ``RandomCrop``,
 ``RandomHorizontalFlip``, ``RandomRotation``, ``Lambda``) plus ``RandomVerticalFlip``,
-``Pad``, ``Grayscale`` and ``RandomResizedCrop``.
+``Pad``, ``Grayscale``, ``RandomResizedCrop`` and ``ToPILImage``.
 
 Images are NumPy arrays ``(H, W[, C])`` (where torchvision has PIL images) or Tensors
 ``(..., C, H, W)``; each transform gives back the kind it got.  Random choices come from
@@ -39,7 +39,7 @@ from lucid.data.transforms import (
 
 __all__ = ["Compose", "ToTensor", "Normalize", "Resize", "CenterCrop", "RandomCrop",
            "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomResizedCrop",
-           "Pad", "Grayscale", "Lambda"]
+           "Pad", "Grayscale", "ToPILImage", "Lambda"]
 
 Image = Any
 
@@ -177,3 +177,40 @@ class RandomResizedCrop:
     def __repr__(self) -> str:
         return (f"RandomResizedCrop(size={self.size}, scale={self.scale}, ratio={self.ratio}, "
                 f"interpolation={self.interpolation})")
+
+
+class ToPILImage:
+    """``ToPILImage(mode=None)``: a Tensor image ``(C, H, W)`` (or ``(H, W)``) -> the NumPy image
+    that stands for a PIL image here, ``(H, W, C)`` uint8 (``(H, W)`` for one channel).
+
+    Float tensors are scaled as torchvision does, ``byte(x * 255)`` (truncated; values are
+    expected in [0, 1]); integer tensors keep their values.  A NumPy image passes through.
+    ``mode`` is accepted for torchvision's sake and must agree with the channels if given.
+    """
+
+    _MODES = {"L": 1, "RGB": 3, "RGBA": 4}
+
+    def __init__(self, mode: str | None = None) -> None:
+        if mode is not None and mode not in self._MODES:
+            raise ValueError(f"ToPILImage: mode must be one of {sorted(self._MODES)} or None, "
+                             f"got {mode!r}")
+        self.mode = mode
+
+    def __call__(self, pic: Any) -> np.ndarray:
+        if isinstance(pic, np.ndarray):
+            return pic
+        a, _ = _unpack(pic, "ToPILImage")
+        chw = a if a.ndim == 3 else a[None] if a.ndim == 2 else None
+        if chw is None or chw.shape[0] not in (1, 3, 4):
+            raise ValueError(f"ToPILImage: expects an image (C, H, W) with 1, 3 or 4 channels, "
+                             f"or (H, W); got shape {a.shape}")
+        if self.mode is not None and chw.shape[0] != self._MODES[self.mode]:
+            raise ValueError(f"ToPILImage: mode {self.mode!r} needs {self._MODES[self.mode]} "
+                             f"channels, the image has {chw.shape[0]}")
+        if np.issubdtype(chw.dtype, np.floating):
+            chw = (chw * 255).astype(np.uint8)  # torchvision's pic.mul(255).byte()
+        hwc = np.ascontiguousarray(chw.transpose(1, 2, 0).astype(np.uint8))
+        return hwc[:, :, 0] if hwc.shape[2] == 1 else hwc
+
+    def __repr__(self) -> str:
+        return f"ToPILImage(mode={self.mode})"
