@@ -29,7 +29,7 @@ import numpy as np
 from lucid.backends import check_device, get_backend
 from lucid.creation import _shape
 from lucid.shapes import broadcasts_to
-from lucid.tensor import Tensor
+from lucid.tensor import RANDOM_STREAM, Tensor
 from lucid.types import Int64, Numeric, as_numeric, get_default_dtype, to_numeric_type
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
 _GENERATOR = np.random.default_rng()
 #: the last seed given to ``seed`` (None: the stream started from OS entropy)
 _SEED: int | None = None
+RANDOM_STREAM[0] = _GENERATOR  # p.data.normal_() draws from it too
 
 
 # --------------------------------------------------------------------------------------------

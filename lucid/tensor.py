@@ -65,26 +65,29 @@ class Size(int):
         return self.shape[dim]
 
 
-class GradArray(np.ndarray):
-    """A gradient on "cpu": a NumPy array (NumPy takes it anywhere; arithmetic on it gives
-    plain arrays) with PyTorch's in-place idioms for code that treats ``p.grad`` as a tensor:
-    ``p.grad.zero_()``, ``p.grad.data.zero_()``, ``p.grad.add_(g, alpha=...)``,
-    ``p.grad.mul_(0.5)``, ``p.grad.norm()``, ``p.grad.size()``.  The in-place methods write
-    into the gradient's own memory (a leaf owns its ``.grad``, see the backward walk) and
-    return it.  ``repr`` shows it as the NumPy array it is.
+class InPlaceArray(np.ndarray):
+    """A gradient (or a parameter's ``.data``) on "cpu": a NumPy array -- NumPy takes it
+    anywhere, and arithmetic on it gives plain arrays -- with PyTorch's in-place idioms for
+    code that treats ``p.grad`` or ``p.data`` as a tensor: ``p.grad.zero_()``,
+    ``p.grad.data.zero_()``, ``p.data.add_(p.grad, alpha=-lr)``, ``m.weight.data.normal_(0,
+    0.02)``, ``p.data.clamp_(-c, c)``, ``p.grad.norm()``, ``p.grad.size()``.
+
+    The in-place methods write into the array's own memory and return it, as PyTorch's
+    ``.data`` does: no version is bumped and no graph records them (do them between training
+    steps, as PyTorch programs do).  ``repr`` shows it as the NumPy array it is.
     """
 
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False):
         # results of NumPy's functions are plain arrays: only .grad itself carries the methods
         if return_scalar:
             return array[()]
-        return array.view(np.ndarray) if isinstance(array, GradArray) else array
+        return array.view(np.ndarray) if isinstance(array, InPlaceArray) else array
 
     def __repr__(self) -> str:
         return repr(self.view(np.ndarray))
 
     @property
-    def data(self) -> GradArray:
+    def data(self) -> InPlaceArray:
         """The gradient itself (PyTorch's ``p.grad.data``)."""
         return self
 
@@ -95,36 +98,46 @@ class GradArray(np.ndarray):
     def _plain(self) -> np.ndarray:
         return self.view(np.ndarray)
 
-    def zero_(self) -> GradArray:
+    def zero_(self) -> InPlaceArray:
         self._plain()[...] = 0
         return self
 
-    def fill_(self, value: Any) -> GradArray:
+    def fill_(self, value: Any) -> InPlaceArray:
         self._plain()[...] = _values(value)
         return self
 
-    def copy_(self, src: Any) -> GradArray:
+    def copy_(self, src: Any) -> InPlaceArray:
         self._plain()[...] = _values(src)
         return self
 
-    def add_(self, other: Any, alpha: Any = 1) -> GradArray:
+    def add_(self, other: Any, alpha: Any = 1) -> InPlaceArray:
         self._plain()[...] += alpha * _values(other)
         return self
 
-    def sub_(self, other: Any, alpha: Any = 1) -> GradArray:
+    def sub_(self, other: Any, alpha: Any = 1) -> InPlaceArray:
         self._plain()[...] -= alpha * _values(other)
         return self
 
-    def mul_(self, other: Any) -> GradArray:
+    def mul_(self, other: Any) -> InPlaceArray:
         self._plain()[...] *= _values(other)
         return self
 
-    def div_(self, other: Any) -> GradArray:
+    def div_(self, other: Any) -> InPlaceArray:
         self._plain()[...] /= _values(other)
         return self
 
-    def clamp_(self, min: Any = None, max: Any = None) -> GradArray:  # noqa: A002
+    def clamp_(self, min: Any = None, max: Any = None) -> InPlaceArray:  # noqa: A002
         np.clip(self._plain(), min, max, out=self._plain())
+        return self
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> InPlaceArray:
+        """Fill with samples of U[a, b) from Lucid's random stream (``lucid.manual_seed``)."""
+        self._plain()[...] = RANDOM_STREAM[0].uniform(a, b, self.shape)
+        return self
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> InPlaceArray:
+        """Fill with samples of N(mean, std^2) from Lucid's random stream."""
+        self._plain()[...] = mean + std * RANDOM_STREAM[0].standard_normal(self.shape)
         return self
 
     def norm(self, p: Any = 2) -> Tensor:
@@ -139,6 +152,11 @@ class GradArray(np.ndarray):
         return Tensor(self._plain())
 
     detach = clone
+
+
+#: the generator ``uniform_`` / ``normal_`` draw from: lucid.random puts its own stream here
+#: when it is imported (it sits above this module), so one seed governs every draw
+RANDOM_STREAM: list[np.random.Generator] = [np.random.default_rng()]
 
 
 def _values(x: Any) -> Any:
@@ -279,7 +297,7 @@ class Tensor:
         """dL/d(this tensor) after ``backward()``: a backend array of the tensor's shape (or
         None; a Tensor after ``backward(create_graph=True)``).
 
-        On "cpu" it is a :class:`GradArray`, a NumPy array that also answers PyTorch's
+        On "cpu" it is a :class:`InPlaceArray`, a NumPy array that also answers PyTorch's
         in-place idioms (``p.grad.zero_()``, ``p.grad.data``, ``p.grad.norm()``); every NumPy
         function takes it and gives plain arrays back.  On "gpu" it is an ``mx.array``.
         """
@@ -288,7 +306,7 @@ class Tensor:
     @grad.setter
     def grad(self, value: Any) -> None:
         if type(value) is np.ndarray:  # a view, no copy: the same memory, PyTorch's methods
-            value = value.view(GradArray)
+            value = value.view(InPlaceArray)
         self._grad = value
 
     @property
@@ -310,6 +328,8 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shares memory on "cpu"; a copy from "gpu")."""
         arr = get_backend(self.device).to_numpy(self.data)
+        if type(arr) is InPlaceArray:  # a parameter's data: hand out the plain array
+            arr = arr.view(np.ndarray)
         if self._dtype is not None:  # stored narrower than it reports (Float64 on an MLX GPU)
             arr = arr.astype(self._dtype.cpu)
         return arr
@@ -550,4 +570,4 @@ def tensor(
                   device=device)
 
 
-__all__ = ["Tensor", "tensor", "RemovableHandle", "Size", "GradArray"]
+__all__ = ["Tensor", "tensor", "RemovableHandle", "Size", "InPlaceArray"]

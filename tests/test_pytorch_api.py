@@ -607,3 +607,29 @@ def test_data_is_the_array_and_in_place_numpy_updates_work():
     p.data -= 0.5 * p.grad  # PyTorch's p.data -= lr * p.grad
     np.testing.assert_array_equal(p.numpy(), [-0.5, 0.5])
     assert (p * p).sum().data.item() == 0.5
+
+
+def test_parameter_data_answers_pytorchs_in_place_idioms():
+    m = nn.Linear(3, 2)
+    lucid.manual_seed(0)
+    m.weight.data.normal_(0.0, 0.02)  # DCGAN's weights_init
+    first = m.weight.numpy().copy()
+    lucid.manual_seed(0)
+    m.weight.data.normal_(0.0, 0.02)
+    np.testing.assert_array_equal(m.weight.numpy(), first)  # one seed governs the draw
+    assert abs(first.std() - 0.02) < 0.02 and m.weight.dtype == lucid.float32
+    m.bias.data.fill_(0)
+    assert m.bias.tolist() == [0.0, 0.0]
+    m.weight.data.uniform_(-0.1, 0.1)
+    assert np.all(np.abs(m.weight.numpy()) <= 0.1)
+    m(lucid.ones(1, 3, dtype=lucid.float32)).sum().backward()
+    before = m.weight.numpy().copy()
+    for p in m.parameters():  # the word-language-model example's update
+        p.data.add_(p.grad, alpha=-0.5)
+    np.testing.assert_allclose(m.weight.numpy(), before - 0.5, rtol=1e-6)
+    m.weight.data.clamp_(-0.01, 0.01)  # WGAN's clipping
+    assert np.all(np.abs(m.weight.numpy()) <= 0.01)
+    assert type(m.weight.numpy()) is np.ndarray and repr(m.bias.data).startswith("array(")
+    lucid.optim.SGD(m.parameters(), lr=0.1).step()  # still itself after an optimizer step
+    m.bias.data.zero_()
+    assert m.bias.tolist() == [0.0, 0.0]
