@@ -175,3 +175,39 @@ def dcgan_first_d_real(state, data):
     h = leaky_relu(batch_norm_train(h, s, "D.main.3"), 0.2)
     out = sigmoid(conv2d(h, s["D.main.5.weight"])).reshape(-1)
     return out.mean(), -np.log(out).mean()
+
+
+def mha_self(x, s, prefix, n_head, mask):
+    """nn.MultiheadAttention(x, x, x) for x (S, N, E): packed in-projection, heads, additive
+    mask, out-projection."""
+    seq, n, e = x.shape
+    d = e // n_head
+    qkv = x @ s[f"{prefix}.in_proj_weight"].T + s[f"{prefix}.in_proj_bias"]
+    q, k, v = (a.reshape(seq, n, n_head, d).transpose(1, 2, 0, 3) for a in np.split(qkv, 3, -1))
+    att = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d) + mask
+    y = (np.exp(log_softmax(att)) @ v).transpose(2, 0, 1, 3).reshape(seq, n, e)
+    return linear(y, s, f"{prefix}.out_proj")
+
+
+def transformer_lm_first_loss(state, data, n_head=2, n_layers=2, bptt=5):
+    s = f64(state)
+    src = data[0][:bptt]
+    target = data[0][1:bptt + 1].reshape(-1)
+    e = s["embedding.weight"].shape[1]
+    x = s["embedding.weight"][src] * math.sqrt(e) + s["pos_encoder.pe"][:len(src)]
+    mask = np.where(np.triu(np.ones((len(src), len(src))), 1) == 1, -np.inf, 0.0)
+    for i in range(n_layers):
+        p = f"transformer_encoder.layers.{i}"
+        x = layer_norm(x + mha_self(x, s, f"{p}.self_attn", n_head, mask), s, f"{p}.norm1")
+        ff = linear(relu(linear(x, s, f"{p}.linear1")), s, f"{p}.linear2")
+        x = layer_norm(x + ff, s, f"{p}.norm2")
+    logits = linear(x, s, "linear")
+    return cross_entropy(logits.reshape(-1, logits.shape[-1]), target)
+
+
+def positional_encoding(max_len, d_model):
+    pos = np.arange(max_len)[:, None]
+    div = np.exp(np.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+    pe = np.zeros((max_len, 1, d_model))
+    pe[:, 0, 0::2], pe[:, 0, 1::2] = np.sin(pos * div), np.cos(pos * div)
+    return pe

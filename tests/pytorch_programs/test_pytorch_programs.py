@@ -41,6 +41,7 @@ COMPARED = {
     "polynomial_nn": ["losses"],
     "mnist_example": ["lrs"],  # (its dropout masks are each library's own draws)
     "nn_tutorial": ["first_loss", "scratch_losses", "module_losses"],
+    "transformer_lm": ["losses", "val_losses", "best_loss"],
 }
 
 
@@ -277,3 +278,15 @@ def test_nn_tutorial():
     np.testing.assert_allclose(out["scratch_losses"], losses[:10], rtol=1e-4)
     np.testing.assert_allclose(out["module_losses"], losses[10:], rtol=1e-4)
     _torch_agrees("nn_tutorial", init, data, out)
+
+
+@_waits_for("StepLR(optimizer, 1.0, ...): a float step_size, as the tutorial passes")
+def test_transformer_language_model():
+    ns, init, data, out, model = run_on_lucid("transformer_lm")
+    np.testing.assert_allclose(init["pos_encoder.pe"], ref.positional_encoding(5000, 16),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["losses"][0], ref.transformer_lm_first_loss(init, data),
+                               **F32)
+    assert len(out["losses"]) == 6 and len(out["val_losses"]) == 2
+    assert out["best_loss"] == pytest.approx(min(out["val_losses"]), rel=1e-6)
+    _torch_agrees("transformer_lm", init, data, out)
