@@ -246,3 +246,20 @@ def test_torch_utils_data_submodules():
 
     assert (DL, DS, SRS) == (DataLoader, Dataset, SubsetRandomSampler)
     assert default_collate is tud.default_collate and get_worker_info is tud.get_worker_info
+
+
+def test_spawned_workers_get_the_loader_through_multiprocessing():
+    # "spawn" (macOS's and Windows' default) starts fresh interpreters: the loader travels
+    # by multiprocessing's own transport, the batches back as arrays
+    ds = _ds(6)
+    loader = DataLoader(ds, batch_size=4, num_workers=1, multiprocessing_context="spawn")
+    assert _labels(loader) == [[0, 1, 2, 3], [4, 5]]
+
+
+def test_batches_keep_their_dtypes_through_the_workers():
+    from lucid.data.worker import from_arrays, to_arrays
+
+    for a in (np.array([True, False]), np.arange(3, dtype=np.int32),
+              np.ones(2, np.float16), np.arange(3, dtype=np.uint8)):
+        t = from_arrays(to_arrays({"x": [lucid.Tensor(a)]}))["x"][0]
+        assert t.dtype == lucid.Tensor(a).dtype and t.numpy().dtype == a.dtype
