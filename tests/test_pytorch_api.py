@@ -633,3 +633,19 @@ def test_parameter_data_answers_pytorchs_in_place_idioms():
     lucid.optim.SGD(m.parameters(), lr=0.1).step()  # still itself after an optimizer step
     m.bias.data.zero_()
     assert m.bias.tolist() == [0.0, 0.0]
+
+
+def test_init_fills_a_parameters_data_in_place():
+    # the DCGAN tutorial's weights_init: nn.init.normal_(m.weight.data, 0.0, 0.02)
+    conv, twin = nn.Conv2d(1, 4, 3), nn.Conv2d(1, 4, 3)
+    weight = conv.weight
+    lucid.manual_seed(0)
+    out = nn.init.normal_(conv.weight.data, 1.0, 0.02)
+    assert out is conv.weight.data and conv.weight is weight
+    lucid.manual_seed(0)
+    want = nn.init.normal_(twin.weight, 1.0, 0.02).numpy()
+    np.testing.assert_array_equal(conv.weight.numpy(), want)
+    nn.init.constant_(conv.bias.data, 0)
+    assert conv.bias.tolist() == [0.0] * 4
+    nn.init.xavier_uniform_(conv.weight.data)
+    assert conv.weight.dtype == lucid.float32
