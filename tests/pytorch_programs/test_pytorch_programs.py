@@ -156,7 +156,6 @@ def test_vae():
     _torch_agrees("vae", init, data, out)
 
 
-@_waits_for("nn.init.normal_/constant_ taking p.data (nn.init.normal_(m.weight.data, ...))")
 def test_dcgan():
     ns, init, data, out, model = run_on_lucid("dcgan")
     d_x, err_real = ref.dcgan_first_d_real(init, data)
