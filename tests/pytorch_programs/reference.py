@@ -75,10 +75,10 @@ def max_pool2d(x, k):
     return x[:, :, :h // k * k, :w // k * k].reshape(n, c, h // k, k, w // k, k).max(axis=(3, 5))
 
 
-def lstm(x, state, prefix, hidden):
+def lstm(x, state, prefix, hidden, layer=0):
     """One LSTM layer, batch first, PyTorch's gate order (i, f, g, o), zero initial state."""
-    w_ih, w_hh = state[f"{prefix}.weight_ih_l0"], state[f"{prefix}.weight_hh_l0"]
-    b = state[f"{prefix}.bias_ih_l0"] + state[f"{prefix}.bias_hh_l0"]
+    w_ih, w_hh = state[f"{prefix}.weight_ih_l{layer}"], state[f"{prefix}.weight_hh_l{layer}"]
+    b = state[f"{prefix}.bias_ih_l{layer}"] + state[f"{prefix}.bias_hh_l{layer}"]
     n, t, _ = x.shape
     h, c = np.zeros((n, hidden)), np.zeros((n, hidden))
     outs = []
@@ -211,3 +211,16 @@ def positional_encoding(max_len, d_model):
     pe = np.zeros((max_len, 1, d_model))
     pe[:, 0, 0::2], pe[:, 0, 1::2] = np.sin(pos * div), np.cos(pos * div)
     return pe
+
+
+def word_lm_first_loss(state, data, n_layers=2, bptt=5):
+    """examples/word_language_model's first batch: a sequence-first stacked LSTM, the decoder
+    tied to the embedding."""
+    s = f64(state)
+    src, target = data[0][:bptt], data[0][1:bptt + 1].reshape(-1)
+    np.testing.assert_array_equal(s["decoder.weight"], s["encoder.weight"])  # tied
+    h = s["encoder.weight"][src].transpose(1, 0, 2)  # (batch, seq, emb)
+    for layer in range(n_layers):
+        h = lstm(h, s, "rnn", s["rnn.weight_hh_l0"].shape[1], layer)
+    logits = linear(h.transpose(1, 0, 2), s, "decoder")
+    return cross_entropy(logits.reshape(-1, logits.shape[-1]), target)

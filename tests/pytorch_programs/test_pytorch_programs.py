@@ -42,6 +42,7 @@ COMPARED = {
     "mnist_example": ["lrs"],  # (its dropout masks are each library's own draws)
     "nn_tutorial": ["first_loss", "scratch_losses", "module_losses"],
     "transformer_lm": ["losses", "val_losses", "best_loss"],
+    "word_language_model": ["losses", "val_losses", "tied"],
 }
 
 
@@ -289,3 +290,11 @@ def test_transformer_language_model():
     assert len(out["losses"]) == 6 and len(out["val_losses"]) == 2
     assert out["best_loss"] == pytest.approx(min(out["val_losses"]), rel=1e-6)
     _torch_agrees("transformer_lm", init, data, out)
+
+
+def test_word_language_model():
+    ns, init, data, out, model = run_on_lucid("word_language_model")
+    np.testing.assert_allclose(out["losses"][0], ref.word_lm_first_loss(init, data), **F32)
+    assert len(out["losses"]) == 8 and len(out["val_losses"]) == 2 and out["tied"] is True
+    assert model.decoder.weight is model.encoder.weight  # still one tensor after training
+    _torch_agrees("word_language_model", init, data, out)
