@@ -692,3 +692,10 @@ def test_retain_grad_and_random_fills():
     w = lucid.zeros(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         w.normal_()
+
+
+def test_state_dict_values_answer_size_and_clone():
+    sd = nn.Linear(3, 2).state_dict()
+    assert sd["weight"].size() == (2, 3) and sd["bias"].size(0) == 2
+    assert isinstance(sd["weight"], np.ndarray) and repr(sd["bias"]).startswith("array(")
+    assert lucid.is_tensor(sd["weight"].clone())
