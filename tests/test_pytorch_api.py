@@ -265,10 +265,14 @@ def test_like_and_new_creators():
     assert set(r.numpy().ravel()) <= set(range(5))
 
 
-def test_from_numpy_keeps_the_dtype():
+def test_from_numpy_keeps_the_dtype_and_shares_the_memory():
     a = np.arange(3, dtype=np.float32)
     x = lucid.from_numpy(a)
     assert x.dtype == lucid.float32 and x.tolist() == [0.0, 1.0, 2.0]
+    np.add(a, 1, out=a)  # PyTorch's tutorial: a change in the array shows in the tensor
+    assert x.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(TypeError, match="Unsupported dtype|string|object"):
+        lucid.from_numpy(np.array(["a"]))
     assert lucid.from_numpy(np.arange(3)).dtype == lucid.int64
     assert lucid.is_tensor(x) and not lucid.is_tensor(a)
     assert lucid.as_tensor(x) is x and lucid.as_tensor([1, 2]).dtype == lucid.int64
