@@ -34,6 +34,7 @@ from lucid import random  # noqa: E402
 from lucid.random import rand, randn  # noqa: E402
 from lucid.random import (  # noqa: E402  (PyTorch's names for the random stream)
     Generator,
+    bernoulli,
     manual_seed,
     multinomial,
     normal,

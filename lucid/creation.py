@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lucid.tensor import Tensor
-from lucid.types import as_numeric, get_default_dtype
+from lucid.types import as_numeric, get_default_dtype, to_numeric_type
 
 __all__ = [
     "zeros",
@@ -284,15 +284,18 @@ def full_like(
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
-    """A "cpu" tensor of ``arr``'s values and dtype (float64 stays Float64, as in PyTorch).
+    """A "cpu" tensor on ``arr``'s memory, with its dtype (float64 stays Float64), as PyTorch's:
+    a write into ``arr`` (``np.add(arr, 1, out=arr)``) shows in the tensor.
 
-    Unlike PyTorch's, the tensor holds a copy: later writes into ``arr`` do not reach it (Lucid
-    tensors never share memory with the caller's array, so no change leaks in or out).
+    The sharing lasts until an in-place op on the tensor: Lucid's in-place ops (``t.add_(1)``,
+    ``t += 1``) give the tensor a new array instead of writing into the old one, so values
+    saved for backward stay valid; from then on ``arr`` and the tensor are separate.
     """
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"from_numpy: expected a NumPy array, got {type(arr).__name__}; "
                         "lucid.tensor(data) builds a tensor from anything else")
-    return Tensor(arr, dtype=arr.dtype)
+    to_numeric_type(arr.dtype)  # refuses strings, objects, ... with a clear error
+    return Tensor._wrap(arr, "cpu")
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:

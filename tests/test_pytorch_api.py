@@ -265,10 +265,14 @@ def test_like_and_new_creators():
     assert set(r.numpy().ravel()) <= set(range(5))
 
 
-def test_from_numpy_keeps_the_dtype():
+def test_from_numpy_keeps_the_dtype_and_shares_the_memory():
     a = np.arange(3, dtype=np.float32)
     x = lucid.from_numpy(a)
     assert x.dtype == lucid.float32 and x.tolist() == [0.0, 1.0, 2.0]
+    np.add(a, 1, out=a)  # PyTorch's tutorial: a change in the array shows in the tensor
+    assert x.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(TypeError, match="Unsupported dtype|string|object"):
+        lucid.from_numpy(np.array(["a"]))
     assert lucid.from_numpy(np.arange(3)).dtype == lucid.int64
     assert lucid.is_tensor(x) and not lucid.is_tensor(a)
     assert lucid.as_tensor(x) is x and lucid.as_tensor([1, 2]).dtype == lucid.int64
@@ -649,3 +653,53 @@ def test_init_fills_a_parameters_data_in_place():
     assert conv.bias.tolist() == [0.0] * 4
     nn.init.xavier_uniform_(conv.weight.data)
     assert conv.weight.dtype == lucid.float32
+
+
+def test_more_pytorch_names():
+    x = t(X)
+    assert lucid.allclose(x, x + 1e-9) and not lucid.allclose(x, x + 1e-3)
+    np.testing.assert_array_equal(lucid.isclose(x, t(X[::-1].copy())).numpy(),
+                                  np.isclose(X, X[::-1]))
+    np.testing.assert_allclose(x.rsqrt().numpy(), 1 / np.sqrt(X))
+    np.testing.assert_array_equal(x.index_select(1, t([2, 0])).numpy(), X[:, [2, 0]])
+    np.testing.assert_array_equal(lucid.masked_select(x, x > 2).numpy(), X[X > 2])
+    np.testing.assert_array_equal(x.masked_select(t([True, False, True])).numpy(),
+                                  X[:, [0, 2]].ravel())
+    assert [u.tolist() for u in x.unbind(1)] == [list(c) for c in X.T]
+    np.testing.assert_array_equal(lucid.flip(x, (0, 1)).numpy(), X[::-1, ::-1])
+    np.testing.assert_array_equal(x.flip(1).numpy(), X[:, ::-1])
+    np.testing.assert_array_equal(x.tril().numpy(), np.tril(X))
+    np.testing.assert_array_equal(x.clone().masked_fill_(x > 3, 0).numpy(),
+                                  np.where(X > 3, 0, X))
+    assert lucid.bernoulli(t([0.0, 1.0])).tolist() == [0.0, 1.0]
+
+
+def test_flip_and_index_select_gradients():
+    x = t(X, requires_grad=True)
+    w = np.arange(6.0).reshape(2, 3)
+    (x.flip(1) * t(w)).sum().backward()
+    np.testing.assert_array_equal(x.grad, w[:, ::-1])
+
+
+def test_retain_grad_and_random_fills():
+    x = t([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(y.grad, [6.0, 12.0])
+    lucid.manual_seed(1)
+    with lucid.no_grad():
+        a = lucid.zeros(1000).uniform_(-2, 3)
+        b = lucid.zeros(1000).normal_(5.0, 0.1)
+    assert a.numpy().min() >= -2 and a.numpy().max() < 3
+    assert abs(b.numpy().mean() - 5.0) < 0.02
+    w = lucid.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w.normal_()
+
+
+def test_state_dict_values_answer_size_and_clone():
+    sd = nn.Linear(3, 2).state_dict()
+    assert sd["weight"].size() == (2, 3) and sd["bias"].size(0) == 2
+    assert isinstance(sd["weight"], np.ndarray) and repr(sd["bias"]).startswith("array(")
+    assert lucid.is_tensor(sd["weight"].clone())

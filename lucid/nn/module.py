@@ -22,7 +22,7 @@ import numpy as np
 from lucid.autograd.mode import MODE
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.shapes import fmt
-from lucid.tensor import RemovableHandle, Tensor
+from lucid.tensor import InPlaceArray, RemovableHandle, Tensor
 from lucid.types import Float16, Float32, Float64, Numeric, to_numeric_type
 
 __all__ = ["Module", "IncompatibleKeys"]
@@ -241,8 +241,9 @@ class Module:
         """``prefix.name -> value`` for every parameter and buffer (None slots skipped).
 
         Values are NumPy copies (detached from the graph and from the live tensor), or the
-        Tensors themselves with ``keep_vars=True``.  Names in ``_state_dict_pass_attr`` are
-        left out.
+        Tensors themselves with ``keep_vars=True``.  The copies also answer PyTorch's tensor
+        idioms (``sd["fc.weight"].size()``, ``.clone()``, ``.norm()``: see
+        :class:`lucid.tensor.InPlaceArray`).  Names in ``_state_dict_pass_attr`` are left out.
         """
         if destination is None:
             destination = OrderedDict()
@@ -251,7 +252,8 @@ class Module:
             for name, value in registry.items():
                 if value is None or name in skip:
                     continue
-                destination[prefix + name] = value if keep_vars else value.numpy().copy()
+                destination[prefix + name] = value if keep_vars else \
+                    value.numpy().copy().view(InPlaceArray)
         for name, child in self._modules.items():
             if child is not None and name not in skip:
                 child.state_dict(destination, prefix + name + ".", keep_vars)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from lucid.ops.base import FUNCTIONS, METHODS, public
-from lucid.tensor import Tensor
+from lucid.tensor import RANDOM_STREAM, Tensor
 from lucid.types import PYTORCH_NAMES, Numeric, as_numeric
 
 # --------------------------------------------------------------------------------------------
@@ -581,6 +581,108 @@ Tensor.__index__ = _index
 def cuda(self: Tensor, device: Any = None) -> Tensor:
     """PyTorch's ``x.cuda()``: ``x.to("gpu")`` (MLX's device)."""
     return self.to("gpu")
+
+
+# --------------------------------------------------------------------------------------------
+# a few more of PyTorch's names, built from the ops above (their gradients are the ops')
+
+
+@public
+def allclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
+             equal_nan: bool = False) -> bool:
+    """True when every ``|a - b| <= atol + rtol·|b|`` (NumPy's and PyTorch's ``allclose``)."""
+    return bool(np.allclose(_host(a), _host(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@public
+def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
+            equal_nan: bool = False) -> Tensor:
+    """Elementwise ``|a - b| <= atol + rtol·|b|`` as a Bool tensor (no gradient)."""
+    return Tensor(np.isclose(_host(a), _host(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _host(a: Any) -> Any:
+    return a.numpy() if isinstance(a, Tensor) else np.asarray(a)
+
+
+_method(allclose)
+_method(isclose)
+
+
+@public(method=True)
+def rsqrt(x: Any) -> Tensor:
+    """1 / sqrt(x)."""
+    return FUNCTIONS["reciprocal"](FUNCTIONS["sqrt"](x))
+
+
+@public(method=True)
+def index_select(x: Any, dim: int, index: Any) -> Tensor:
+    """The slices of ``x`` at ``index`` (1-D integers) along ``dim``: ``x[..., index, ...]``."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    d = dim % x.ndim if x.ndim else 0
+    return x[(slice(None),) * d + (index,)]
+
+
+@public(method=True)
+def masked_select(x: Any, mask: Any) -> Tensor:
+    """The elements of ``x`` where ``mask`` is True, as a 1-D tensor (``x[mask]``)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    mask = mask if isinstance(mask, Tensor) else Tensor(mask)
+    if mask.shape != x.shape:
+        mask = FUNCTIONS["broadcast_to"](mask, x.shape)
+    return x[mask]
+
+
+@public(method=True)
+def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices of ``x`` along ``dim``, each without that axis."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    d = dim % x.ndim
+    return tuple(x[(slice(None),) * d + (i,)] for i in range(x.shape[d]))
+
+
+@public(method=True)
+def flip(x: Any, dims: Any) -> Tensor:
+    """``x`` with the order of its elements reversed along each axis in ``dims``."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    for d in (dims,) if isinstance(dims, int) else tuple(dims):
+        n = x.shape[d]
+        x = index_select(x, d, Tensor(np.arange(n - 1, -1, -1), device=x.device))
+    return x
+
+
+@_method
+def retain_grad(self: Tensor) -> None:
+    """Keep this (non-leaf) tensor's gradient in ``.grad`` after backward (Lucid's
+    ``keep_grad=True``)."""
+    self.keep_grad = True
+
+
+for _name in ("tril", "triu", "trace", "diag", "where"):
+    if _name in FUNCTIONS and _name not in METHODS:
+        _method(FUNCTIONS[_name], name=_name)
+
+
+def _random_fill(name: str, draw: Any) -> Any:
+    def fill(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        values = Tensor(draw(RANDOM_STREAM[0], self.shape, *args, **kwargs), device=self.device)
+        return self.copy_(values)
+
+    fill.__name__ = fill.__qualname__ = name
+    fill.__doc__ = f"``x.{name}(...)``: fill ``x`` in place with samples from Lucid's random " \
+                   "stream (inside ``lucid.no_grad()`` for a tensor that requires grad)."
+    return fill
+
+
+_method(_random_fill("uniform_", lambda g, shape, a=0.0, b=1.0: g.uniform(a, b, shape)))
+_method(_random_fill("normal_",
+                     lambda g, shape, mean=0.0, std=1.0: mean + std * g.standard_normal(shape)))
+
+
+@_method
+def masked_fill_(self: Tensor, mask: Any, value: Any) -> Tensor:
+    """``x.masked_fill(mask, value)`` written into ``x`` (in place)."""
+    return self.copy_(FUNCTIONS["masked_fill"](self.detach(), mask, value))
 
 
 # --------------------------------------------------------------------------------------------
