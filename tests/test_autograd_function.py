@@ -203,6 +203,17 @@ def test_backward_errors_name_the_function():
 
     with pytest.raises(TypeError, match="^NotATensor: backward returned a float"):
         NotATensor.apply(x).sum().backward()
+    class GradForANumber(Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g
+
+    with pytest.raises(ValueError, match="^GradForANumber: .*argument 1, which is not a Tensor"):
+        GradForANumber.apply(x, 2.0).sum().backward()
     with pytest.raises(TypeError, match=r"Legendre3\.apply"):
         Legendre3()
     with pytest.raises(TypeError, match="no Tensor"):

@@ -102,6 +102,7 @@ class _FunctionOp(Op):
 
     def forward(self, xp: Any, *xs: Any) -> Any:
         if xs and isinstance(xs[0], Tensor):  # create_graph: forward re-run on the inputs
+            self.ctx = FunctionCtx(self.ctx.needs_input_grad)  # (this op is the engine's copy)
             with enable_grad():
                 return self._output(self._call(xs))
         device = "cpu" if xp.__name__ == "numpy" else "gpu"
@@ -146,6 +147,11 @@ class _FunctionOp(Op):
             raise self.error(f"backward returned {len(grads)} gradients for {n} arguments of "
                              "forward; return one per argument (None where there is none)",
                              ValueError)
+        for i, g in enumerate(grads[:n]):
+            if g is not None and i not in self.slots:
+                raise self.error(f"backward returned a gradient for argument {i}, which is not a "
+                                 f"Tensor ({type(self.args[i]).__name__}); return None there",
+                                 ValueError)
         picked = []
         for slot in self.slots:
             g = grads[slot]
