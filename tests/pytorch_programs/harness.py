@@ -90,19 +90,26 @@ def to_numpy(obj: Any) -> Any:
 
 
 def to_torch(obj: Any) -> Any:
-    """The inverse of :func:`to_numpy`, for PyTorch: samples become a TensorDataset."""
+    """The inverse of :func:`to_numpy`, for PyTorch: samples become a TensorDataset, and
+    float64 arrays float32 -- the programs draw their data with ``torch.rand`` and friends,
+    which give float32 in PyTorch and Float64 in Lucid (README, "Coming from PyTorch")."""
     import torch
 
     if isinstance(obj, np.ndarray):
-        return torch.from_numpy(obj.copy())
+        return torch.from_numpy(_pytorch_dtype(obj).copy())
     if isinstance(obj, Samples):
         columns = list(zip(*obj))
-        return torch.utils.data.TensorDataset(*[torch.as_tensor(np.stack(c)) for c in columns])
+        return torch.utils.data.TensorDataset(
+            *[torch.from_numpy(_pytorch_dtype(np.stack(c))) for c in columns])
     if isinstance(obj, (list, tuple)):
         return type(obj)(to_torch(o) for o in obj)
     if isinstance(obj, dict):
         return {k: to_torch(v) for k, v in obj.items()}
     return obj
+
+
+def _pytorch_dtype(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.float32) if a.dtype == np.float64 else a
 
 
 def state_of(model: Any) -> Any:
