@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -298,3 +301,15 @@ def test_word_language_model():
     assert len(out["losses"]) == 8 and len(out["val_losses"]) == 2 and out["tied"] is True
     assert model.decoder.weight is model.encoder.weight  # still one tensor after training
     _torch_agrees("word_language_model", init, data, out)
+
+
+def test_the_pytorch_branch_runs_with_lucid_standing_in_for_torch():
+    """The comparison with PyTorch is not dead code where PyTorch is missing: run it (in a
+    process of its own) with Lucid imported as ``torch``."""
+    names = ["quickstart_mlp", "custom_function", "vision_pipeline"]
+    done = subprocess.run([sys.executable, "-m", "tests.pytorch_programs.stand_in", *names],
+                          capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [line for line in done.stdout.splitlines() if line.startswith("AGREES")] == [
+        f"AGREES {n}" for n in names]
