@@ -703,3 +703,16 @@ def test_state_dict_values_answer_size_and_clone():
     assert sd["weight"].size() == (2, 3) and sd["bias"].size(0) == 2
     assert isinstance(sd["weight"], np.ndarray) and repr(sd["bias"]).startswith("array(")
     assert lucid.is_tensor(sd["weight"].clone())
+
+
+def test_module_requires_grad_unflatten_and_flatten_parameters():
+    net = nn.Sequential(nn.Linear(2, 3), nn.Unflatten(1, (3, 1)))
+    assert net(lucid.ones(4, 2, dtype=lucid.float32)).shape == (4, 3, 1)
+    assert net.requires_grad_(False) is net
+    assert not any(p.requires_grad for p in net.parameters())
+    out = net(lucid.ones(1, 2, dtype=lucid.float32))
+    assert not out.requires_grad
+    net.requires_grad_()
+    assert all(p.requires_grad for p in net.parameters())
+    lstm = nn.LSTM(2, 3)
+    assert lstm.flatten_parameters() is None  # accepted; nothing to pack

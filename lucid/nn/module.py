@@ -374,6 +374,13 @@ class Module:
         """Set evaluation mode everywhere (the same as ``train(False)``)."""
         return self.train(False)
 
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` on every parameter (freeze with False, as PyTorch's); returns
+        self."""
+        for p in self.parameters():
+            p.requires_grad = bool(requires_grad)
+        return self
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop every parameter's gradient (set it to None, PyTorch's default), or, with
         ``set_to_none=False``, fill the gradients there are with zeros."""
