@@ -253,3 +253,30 @@ def test_variable_is_a_tensor():
     (v * 2).sum().backward()
     np.testing.assert_array_equal(v.grad, np.full_like(X, 2.0))
     assert not lucid.autograd.Variable(X).requires_grad
+
+
+def test_pytorch_2_style_with_setup_context():
+    class Cube(Function):
+        """y = x³.   dy/dx = 3x²."""
+
+        @staticmethod
+        def forward(x, scale):
+            return scale * x ** 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, scale = inputs
+            ctx.save_for_backward(x)
+            ctx.scale = scale
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * ctx.scale * x ** 2, None
+
+    x = lucid.Tensor(X, requires_grad=True)
+    y = Cube.apply(x, 2.0)
+    np.testing.assert_allclose(y.numpy(), 2 * X ** 3)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad, 6 * X ** 2)
+    assert gradcheck(lambda t: Cube.apply(t, 0.5), lucid.Tensor(X, requires_grad=True))

@@ -16,7 +16,8 @@
     y = MyReLU.apply(x)
 
 ``forward(ctx, *args)`` computes the result from Tensors with Lucid's operations (no graph is
-recorded inside it); ``backward(ctx, grad_output)`` returns dL/d(input) for each argument of
+recorded inside it; PyTorch 2's style, ``forward(*args)`` plus ``setup_context(ctx, inputs,
+output)``, works too); ``backward(ctx, grad_output)`` returns dL/d(input) for each argument of
 ``forward`` (None where there is none: a number, an input that needs no gradient), given
 dL/d(output).  ``ctx`` carries what backward needs:
 
@@ -98,7 +99,12 @@ class _FunctionOp(Op):
         args = list(self.args)
         for slot, t in zip(self.slots, tensors):
             args[slot] = t
-        return self.function.forward(self.ctx, *args)
+        fn = self.function
+        if fn.setup_context is Function.setup_context:  # the classic style: forward(ctx, ...)
+            return fn.forward(self.ctx, *args)
+        out = fn.forward(*args)  # PyTorch 2's style: forward(...), then setup_context
+        fn.setup_context(self.ctx, tuple(args), out)
+        return out
 
     def forward(self, xp: Any, *xs: Any) -> Any:
         if xs and isinstance(xs[0], Tensor):  # create_graph: forward re-run on the inputs
@@ -248,6 +254,11 @@ class Function:
     def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("define forward(ctx, *args) as a @staticmethod returning "
                                   "a Tensor")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple[Any, ...], output: Any) -> None:
+        """PyTorch 2's other style: define ``forward(*args)`` without ``ctx`` and this method,
+        which fills ``ctx`` from the inputs and the output (``ctx.save_for_backward(...)``)."""
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
