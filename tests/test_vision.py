@@ -168,3 +168,22 @@ def test_to_pil_image_gives_the_numpy_image_back():
         transforms.ToPILImage("RGB")(lucid.Tensor(np.zeros((1, 2, 2))))
     with pytest.raises(ValueError, match="1, 3 or 4 channels"):
         transforms.ToPILImage()(lucid.Tensor(np.zeros((2, 2, 2))))
+
+
+def test_transforms_v2_to_image_and_to_dtype():
+    from lucid.vision.transforms import v2
+
+    img = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    t = v2.ToImage()(img)
+    assert t.shape == (3, 2, 4) and t.dtype == lucid.UInt8
+    np.testing.assert_array_equal(t.numpy(), img.transpose(2, 0, 1))
+    tf = v2.Compose([v2.ToImage(), v2.ToDtype(lucid.Float32, scale=True),
+                     v2.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5))])
+    out = tf(img)
+    assert out.dtype == lucid.Float32
+    np.testing.assert_allclose(out.numpy(), (img.transpose(2, 0, 1) / 255 - 0.5) / 0.5,
+                               atol=1e-6)
+    np.testing.assert_array_equal(v2.ToDtype(lucid.Float32)(t).numpy(), t.numpy())
+    assert v2.RandomHorizontalFlip is transforms.RandomHorizontalFlip
+    with pytest.raises(TypeError, match="apply ToImage"):
+        v2.ToDtype(lucid.Float32)(img)
