@@ -9,6 +9,7 @@ stays on NumPy, which is faster there.
 
 from __future__ import annotations
 
+from lucid import amp
 from lucid.backends import gpu_available
 
 
@@ -50,5 +51,5 @@ def empty_cache() -> None:
     """MLX manages its own memory; nothing to free here."""
 
 
-__all__ = ["is_available", "device_count", "current_device", "get_device_name", "manual_seed",
-           "manual_seed_all", "synchronize", "empty_cache"]
+__all__ = ["amp", "is_available", "device_count", "current_device", "get_device_name",
+           "manual_seed", "manual_seed_all", "synchronize", "empty_cache"]

@@ -716,3 +716,23 @@ def test_module_requires_grad_unflatten_and_flatten_parameters():
     assert all(p.requires_grad for p in net.parameters())
     lstm = nn.LSTM(2, 3)
     assert lstm.flatten_parameters() is None  # accepted; nothing to pack
+
+
+def test_amp_names_pass_through():
+    scaler = lucid.cuda.amp.GradScaler(enabled=True)
+    m = nn.Linear(2, 1)
+    opt = lucid.optim.SGD(m.parameters(), lr=0.1)
+    loss = m(lucid.ones(1, 2, dtype=lucid.float32)).sum()
+    assert scaler.scale(loss) is loss
+    scaler.scale(loss).backward()
+    before = m.weight.numpy().copy()
+    scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    np.testing.assert_allclose(m.weight.numpy(), before - 0.1, rtol=1e-6)
+    with lucid.amp.autocast("cpu", enabled=False):
+        pass
+    with pytest.raises(NotImplementedError, match="autocast: Lucid has no automatic mixed"):
+        lucid.autocast(device_type="cuda", dtype=lucid.float16)
+    lucid.backends.cuda.matmul.allow_tf32 = True  # accepted
+    assert not t([1.0]).is_cuda

@@ -577,6 +577,10 @@ def _index(self: Tensor) -> int:
 Tensor.__index__ = _index
 
 
+Tensor.is_cuda = property(lambda self: self.device == "gpu",
+                          doc="True on the \"gpu\" device (PyTorch's name for it: cuda).")
+
+
 @_method
 def cuda(self: Tensor, device: Any = None) -> Tensor:
     """PyTorch's ``x.cuda()``: ``x.to("gpu")`` (MLX's device)."""
