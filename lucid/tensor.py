@@ -205,6 +205,12 @@ class Tensor:
         name: str | None = None,
     ) -> None:
         device = check_device(device)
+        if isinstance(requires_grad, (int, np.integer)) and not isinstance(requires_grad, bool):
+            raise TypeError(  # PyTorch's legacy torch.Tensor(2, 3): an uninitialised (2, 3)
+                f"Tensor({data!r}, {requires_grad!r}, ...): the second argument is "
+                "requires_grad (True/False), not a size. For a tensor of a shape write "
+                "lucid.zeros(2, 3) or lucid.empty(2, 3); for values, lucid.tensor(data)."
+            )
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Tensor: name must be a string or None, got {type(name).__name__}")
         backend = get_backend(device)

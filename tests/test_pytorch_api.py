@@ -736,3 +736,9 @@ def test_amp_names_pass_through():
         lucid.autocast(device_type="cuda", dtype=lucid.float16)
     lucid.backends.cuda.matmul.allow_tf32 = True  # accepted
     assert not t([1.0]).is_cuda
+
+
+def test_pytorchs_legacy_tensor_of_a_shape_names_lucids_spelling():
+    with pytest.raises(TypeError, match=r"not a size.*lucid.zeros\(2, 3\)"):
+        lucid.Tensor(2, 3)
+    assert lucid.linspace(0, 1, steps=3).tolist() == [0.0, 0.5, 1.0]
