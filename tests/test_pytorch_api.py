@@ -742,3 +742,13 @@ def test_pytorchs_legacy_tensor_of_a_shape_names_lucids_spelling():
     with pytest.raises(TypeError, match=r"not a size.*lucid.zeros\(2, 3\)"):
         lucid.Tensor(2, 3)
     assert lucid.linspace(0, 1, steps=3).tolist() == [0.0, 0.5, 1.0]
+
+
+def test_indexing_takes_a_range_and_tensor_slice_bounds():
+    y_hat = t([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
+    np.testing.assert_array_equal(y_hat[range(2), t([0, 2])].numpy(), [0.1, 0.5])  # d2l
+    data = lucid.arange(10)
+    i = lucid.randint(0, 5, (1,))[0]
+    assert data[i:i + 3].tolist() == list(range(int(i), int(i) + 3))
+    with pytest.raises(TypeError, match="slice bound .* is a Tensor"):
+        data[t(1.0):3]
