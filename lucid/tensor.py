@@ -488,6 +488,12 @@ class Tensor:
             )
         return bool(self.item())
 
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its number (as in PyTorch)."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
     def __float__(self) -> float:
         return float(self.item())
 

@@ -752,3 +752,8 @@ def test_indexing_takes_a_range_and_tensor_slice_bounds():
     assert data[i:i + 3].tolist() == list(range(int(i), int(i) + 3))
     with pytest.raises(TypeError, match="slice bound .* is a Tensor"):
         data[t(1.0):3]
+
+
+def test_a_scalar_tensor_takes_a_format_spec():
+    assert f"{t(3.14159):.2f}" == "3.14" and f"{t(7):>3d}" == "  7"
+    assert f"{t([1.0, 2.0])}" == str(t([1.0, 2.0]))
