@@ -489,8 +489,9 @@ class Tensor:
         return bool(self.item())
 
     def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"``: a 0-d tensor formats as its number (as in PyTorch)."""
-        if self.ndim == 0:
+        """``f"{loss:.4f}"``: with a format spec, a 0-d tensor formats as its number (as in
+        PyTorch); without one (``f"{loss}"``) it shows as ``str`` does."""
+        if self.ndim == 0 and spec:
             return format(self.item(), spec)
         return format(str(self), spec)
 
