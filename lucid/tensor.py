@@ -48,10 +48,13 @@ class Size(int):
     of elements (Lucid, NumPy), ``x.size()`` the shape tuple and ``x.size(d)`` the length of
     axis ``d`` (PyTorch).  Arithmetic and comparisons treat it as the plain int it is."""
 
-    def __new__(cls, n: int, shape: tuple[int, ...]) -> Size:
+    def __new__(cls, n: int, shape: tuple[int, ...] = ()) -> Size:
         self = super().__new__(cls, n)
-        self.shape = shape
+        self.shape = tuple(shape)
         return self
+
+    def __reduce__(self) -> tuple:
+        return (Size, (int(self), self.shape))  # copy and pickle keep the shape
 
     def __call__(self, dim: int | None = None) -> tuple[int, ...] | int:
         if dim is None:

@@ -757,3 +757,10 @@ def test_indexing_takes_a_range_and_tensor_slice_bounds():
 def test_a_scalar_tensor_takes_a_format_spec():
     assert f"{t(3.14159):.2f}" == "3.14" and f"{t(7):>3d}" == "  7"
     assert f"{t([1.0, 2.0])}" == str(t([1.0, 2.0]))
+
+
+def test_size_survives_copy():
+    import copy
+
+    s = copy.deepcopy(lucid.zeros(2, 3).size)
+    assert s == 6 and s() == (2, 3)
