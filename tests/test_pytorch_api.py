@@ -425,10 +425,11 @@ def test_device_aliases():
 
 def test_availability_answers_for_the_gpu_device():
     real_gpu = lucid.gpu_available()
-    assert lucid.cuda.is_available() is real_gpu
-    assert lucid.backends.mps.is_available() is real_gpu
+    metal = lucid.backends.mps.metal()
+    assert lucid.cuda.is_available() is (real_gpu and not metal)  # NVIDIA, as PyTorch's
+    assert lucid.backends.mps.is_available() is (real_gpu and metal)  # Apple, as PyTorch's
     assert lucid.accelerator.is_available() is real_gpu
-    assert lucid.cuda.device_count() == int(real_gpu)
+    assert lucid.cuda.device_count() == int(real_gpu and not metal)
     acc = lucid.accelerator.current_accelerator()
     assert (acc is None) if not real_gpu else (acc == "gpu")
     lucid.backends.cudnn.benchmark = True  # accepted, changes nothing
