@@ -54,7 +54,7 @@ class Size(int):
         return self
 
     def __reduce__(self) -> tuple:
-        return (Size, (int(self), self.shape))  # copy and pickle keep the shape
+        return (Size, (int(self), self.shape))  # a copy keeps the shape
 
     def __call__(self, dim: int | None = None) -> tuple[int, ...] | int:
         if dim is None:
