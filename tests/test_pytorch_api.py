@@ -765,3 +765,10 @@ def test_size_survives_copy():
 
     s = copy.deepcopy(lucid.zeros(2, 3).size)
     assert s == 6 and s() == (2, 3)
+
+
+def test_size_call_gives_pytorchs_size_tuple():
+    x = lucid.zeros(2, 3)
+    assert x.size() == lucid.Size([2, 3]) == (2, 3) and x.shape == lucid.Size([2, 3])
+    assert isinstance(x.size(), tuple) and x.size().numel() == 6
+    assert repr(x.size()) == "lucid.Size([2, 3])"
