@@ -45,7 +45,8 @@ from lucid.random import (  # noqa: E402  (PyTorch's names for the random stream
     randperm,
 )
 from lucid.backends import device, gpu_available, gpu_status  # noqa: E402
-from lucid import accelerator, backends, cuda  # noqa: E402  (PyTorch's lucid.cuda ...)
+from lucid import accelerator, amp, backends, cuda  # noqa: E402  (PyTorch's lucid.cuda ...)
+from lucid.amp import autocast  # noqa: E402
 from lucid.types import get_default_dtype, set_default_dtype  # noqa: E402
 from lucid.ops.pytorch import MaxMin  # noqa: E402
 

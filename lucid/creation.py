@@ -208,9 +208,12 @@ def linspace(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    *,
+    steps: int | None = None,
 ) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop``, both included (Float64)."""
-    num = _count("linspace", "num", num)
+    """``num`` evenly spaced values from ``start`` to ``stop``, both included (Float64).
+    ``steps=`` is PyTorch's name for ``num``."""
+    num = _count("linspace", "num", num if steps is None else steps)
     _check_dtype(dtype)
     return _make(np.linspace(start, stop, num), dtype, device, requires_grad, keep_grad)
 

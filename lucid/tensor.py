@@ -43,19 +43,37 @@ class RemovableHandle:
     __call__ = remove
 
 
-class Size(int):
-    """An element count that is also PyTorch's ``size`` method: ``int(x.size)`` is the number
-    of elements (Lucid, NumPy), ``x.size()`` the shape tuple and ``x.size(d)`` the length of
-    axis ``d`` (PyTorch).  Arithmetic and comparisons treat it as the plain int it is."""
+class Size(tuple):
+    """A shape, PyTorch's ``torch.Size``: a tuple of axis lengths (``x.size()``), with
+    ``numel()``, the product.  ``x.shape`` is the plain tuple."""
 
-    def __new__(cls, n: int, shape: tuple[int, ...]) -> Size:
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"lucid.Size({list(self)})"
+
+
+class Numel(int):
+    """``x.size``: the element count that is also PyTorch's ``size`` method: ``int(x.size)``
+    is the number of elements (Lucid, NumPy), ``x.size()`` the shape (a :class:`Size`) and
+    ``x.size(d)`` the length of axis ``d`` (PyTorch).  Arithmetic and comparisons treat it as
+    the plain int it is."""
+
+    def __new__(cls, n: int, shape: tuple[int, ...] = ()) -> Numel:
         self = super().__new__(cls, n)
-        self.shape = shape
+        self.shape = tuple(shape)
         return self
 
-    def __call__(self, dim: int | None = None) -> tuple[int, ...] | int:
+    def __reduce__(self) -> tuple:
+        return (Numel, (int(self), self.shape))  # a copy keeps the shape
+
+    def __call__(self, dim: int | None = None) -> Size | int:
         if dim is None:
-            return self.shape
+            return Size(self.shape)
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
             raise TypeError(f"size(dim): dim must be an int, got {dim!r}")
         nd = len(self.shape)
@@ -92,8 +110,8 @@ class InPlaceArray(np.ndarray):
         return self
 
     @property
-    def size(self) -> Size:
-        return Size(np.ndarray.size.__get__(self), self.shape)
+    def size(self) -> Numel:
+        return Numel(np.ndarray.size.__get__(self), self.shape)
 
     def _plain(self) -> np.ndarray:
         return self.view(np.ndarray)
@@ -205,6 +223,12 @@ class Tensor:
         name: str | None = None,
     ) -> None:
         device = check_device(device)
+        if isinstance(requires_grad, (int, np.integer)) and not isinstance(requires_grad, bool):
+            raise TypeError(  # PyTorch's legacy torch.Tensor(2, 3): an uninitialised (2, 3)
+                f"Tensor({data!r}, {requires_grad!r}, ...): the second argument is "
+                "requires_grad (True/False), not a size. For a tensor of a shape write "
+                "lucid.zeros(2, 3) or lucid.empty(2, 3); for values, lucid.tensor(data)."
+            )
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Tensor: name must be a string or None, got {type(name).__name__}")
         backend = get_backend(device)
@@ -277,13 +301,13 @@ class Tensor:
         return self.data.ndim
 
     @property
-    def size(self) -> Size:
+    def size(self) -> Numel:
         """Number of elements, an int (Lucid's and NumPy's property) that can also be called as
         PyTorch's method: ``x.size`` is 6 for a (2, 3) tensor, ``x.size()`` is ``(2, 3)`` and
         ``x.size(1)`` is 3.  Both spellings are common in the code students bring, so the
-        value is an int that answers a call (see :class:`Size`) rather than either one alone.
+        value is an int that answers a call (see :class:`Numel`) rather than either one alone.
         """
-        return Size(self.data.size, tuple(self.data.shape))
+        return Numel(self.data.size, tuple(self.data.shape))
 
     @property
     def dtype(self) -> types.Numeric:
@@ -482,6 +506,13 @@ class Tensor:
             )
         return bool(self.item())
 
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: with a format spec, a 0-d tensor formats as its number (as in
+        PyTorch); without one (``f"{loss}"``) it shows as ``str`` does."""
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
     def __float__(self) -> float:
         return float(self.item())
 
@@ -570,4 +601,4 @@ def tensor(
                   device=device)
 
 
-__all__ = ["Tensor", "tensor", "RemovableHandle", "Size", "InPlaceArray"]
+__all__ = ["Tensor", "tensor", "RemovableHandle", "Size", "Numel", "InPlaceArray"]

@@ -425,10 +425,11 @@ def test_device_aliases():
 
 def test_availability_answers_for_the_gpu_device():
     real_gpu = lucid.gpu_available()
-    assert lucid.cuda.is_available() is real_gpu
-    assert lucid.backends.mps.is_available() is real_gpu
+    metal = lucid.backends.mps.metal()
+    assert lucid.cuda.is_available() is (real_gpu and not metal)  # NVIDIA, as PyTorch's
+    assert lucid.backends.mps.is_available() is (real_gpu and metal)  # Apple, as PyTorch's
     assert lucid.accelerator.is_available() is real_gpu
-    assert lucid.cuda.device_count() == int(real_gpu)
+    assert lucid.cuda.device_count() == int(real_gpu and not metal)
     acc = lucid.accelerator.current_accelerator()
     assert (acc is None) if not real_gpu else (acc == "gpu")
     lucid.backends.cudnn.benchmark = True  # accepted, changes nothing
@@ -716,3 +717,58 @@ def test_module_requires_grad_unflatten_and_flatten_parameters():
     assert all(p.requires_grad for p in net.parameters())
     lstm = nn.LSTM(2, 3)
     assert lstm.flatten_parameters() is None  # accepted; nothing to pack
+
+
+def test_amp_names_pass_through():
+    scaler = lucid.cuda.amp.GradScaler(enabled=True)
+    m = nn.Linear(2, 1)
+    opt = lucid.optim.SGD(m.parameters(), lr=0.1)
+    loss = m(lucid.ones(1, 2, dtype=lucid.float32)).sum()
+    assert scaler.scale(loss) is loss
+    scaler.scale(loss).backward()
+    before = m.weight.numpy().copy()
+    scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    np.testing.assert_allclose(m.weight.numpy(), before - 0.1, rtol=1e-6)
+    with lucid.amp.autocast("cpu", enabled=False):
+        pass
+    with pytest.raises(NotImplementedError, match="autocast: Lucid has no automatic mixed"):
+        lucid.autocast(device_type="cuda", dtype=lucid.float16)
+    lucid.backends.cuda.matmul.allow_tf32 = True  # accepted
+    assert not t([1.0]).is_cuda
+
+
+def test_pytorchs_legacy_tensor_of_a_shape_names_lucids_spelling():
+    with pytest.raises(TypeError, match=r"not a size.*lucid.zeros\(2, 3\)"):
+        lucid.Tensor(2, 3)
+    assert lucid.linspace(0, 1, steps=3).tolist() == [0.0, 0.5, 1.0]
+
+
+def test_indexing_takes_a_range_and_tensor_slice_bounds():
+    y_hat = t([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
+    np.testing.assert_array_equal(y_hat[range(2), t([0, 2])].numpy(), [0.1, 0.5])  # d2l
+    data = lucid.arange(10)
+    i = lucid.randint(0, 5, (1,))[0]
+    assert data[i:i + 3].tolist() == list(range(int(i), int(i) + 3))
+    with pytest.raises(TypeError, match="slice bound .* is a Tensor"):
+        data[t(1.0):3]
+
+
+def test_a_scalar_tensor_takes_a_format_spec():
+    assert f"{t(3.14159):.2f}" == "3.14" and f"{t(7):>3d}" == "  7"
+    assert f"{t([1.0, 2.0])}" == str(t([1.0, 2.0]))
+
+
+def test_size_survives_copy():
+    import copy
+
+    s = copy.deepcopy(lucid.zeros(2, 3).size)
+    assert s == 6 and s() == (2, 3)
+
+
+def test_size_call_gives_pytorchs_size_tuple():
+    x = lucid.zeros(2, 3)
+    assert x.size() == lucid.Size([2, 3]) == (2, 3) and x.shape == lucid.Size([2, 3])
+    assert isinstance(x.size(), tuple) and x.size().numel() == 6
+    assert repr(x.size()) == "lucid.Size([2, 3])"

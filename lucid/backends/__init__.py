@@ -125,4 +125,4 @@ __all__ = [
     "gpu_status",
 ]
 
-from lucid.backends import cudnn, mps  # noqa: E402,F401  (PyTorch's lucid.backends.mps ...)
+from lucid.backends import cuda, cudnn, mps  # noqa: E402,F401  (PyTorch's lucid.backends.mps ...)

@@ -117,7 +117,8 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
                 if v is not None:
                     _check_int(op, v, "slice bound")
             parts.append(c)
-        elif isinstance(c, (list, tuple)):
+        elif isinstance(c, (list, tuple, range)):  # range: PyTorch's y_hat[range(n), y]
+            c = list(c) if isinstance(c, range) else c
             arr = (backend.asarray(c, dtype=xp.int64) if len(c) == 0 else backend.asarray(c))
             parts.append(arr)
         elif isinstance(c, backend.array_type):

@@ -381,7 +381,7 @@ def repeat_interleave(x: Any, repeats: Any, dim: int | None = None) -> Tensor:
 # new tensors like this one: x.new_zeros(2, 3), x.new_tensor(data)
 
 
-def _new(fn: str, self: Tensor, values: np.ndarray, dtype: Any, device: Any,
+def _new(self: Tensor, values: np.ndarray, dtype: Any, device: Any,
          requires_grad: bool) -> Tensor:
     return Tensor(values, dtype=self.dtype if dtype is None else dtype,
                   device=self.device if device is None else device,
@@ -396,14 +396,14 @@ def _new_shape(size: tuple) -> tuple:
 def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
     """Zeros of ``size`` with this tensor's dtype and device (each overridable)."""
-    return _new("new_zeros", self, np.zeros(_new_shape(size)), dtype, device, requires_grad)
+    return _new(self, np.zeros(_new_shape(size)), dtype, device, requires_grad)
 
 
 @_method
 def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """Ones of ``size`` with this tensor's dtype and device (each overridable)."""
-    return _new("new_ones", self, np.ones(_new_shape(size)), dtype, device, requires_grad)
+    return _new(self, np.ones(_new_shape(size)), dtype, device, requires_grad)
 
 
 @_method
@@ -411,7 +411,7 @@ def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
     """An unfilled tensor of ``size`` (Lucid fills it with zeros) with this tensor's dtype and
     device."""
-    return _new("new_empty", self, np.zeros(_new_shape(size)), dtype, device, requires_grad)
+    return _new(self, np.zeros(_new_shape(size)), dtype, device, requires_grad)
 
 
 @_method
@@ -419,7 +419,7 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """``size`` filled with ``fill_value``, with this tensor's dtype and device."""
     shape = tuple(size) if isinstance(size, (tuple, list)) else (size,)
-    return _new("new_full", self, np.full(shape, fill_value), dtype, device, requires_grad)
+    return _new(self, np.full(shape, fill_value), dtype, device, requires_grad)
 
 
 @_method
@@ -427,7 +427,7 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
                requires_grad: bool = False) -> Tensor:
     """``data`` as a tensor with this tensor's dtype and device (a copy, cut from any graph)."""
     values = data.numpy() if isinstance(data, Tensor) else np.asarray(data)
-    return _new("new_tensor", self, values, dtype, device, requires_grad)
+    return _new(self, values, dtype, device, requires_grad)
 
 
 # --------------------------------------------------------------------------------------------
@@ -575,6 +575,10 @@ def _index(self: Tensor) -> int:
 
 
 Tensor.__index__ = _index
+
+
+Tensor.is_cuda = property(lambda self: self.device == "gpu",
+                          doc="True on the \"gpu\" device (PyTorch's name for it: cuda).")
 
 
 @_method
