@@ -46,6 +46,7 @@ COMPARED = {
     "nn_tutorial": ["first_loss", "scratch_losses", "module_losses"],
     "transformer_lm": ["losses", "val_losses", "best_loss"],
     "word_language_model": ["losses", "val_losses", "tied"],
+    "dynamic_net": ["losses"],
 }
 
 
@@ -312,3 +313,25 @@ def test_the_pytorch_branch_runs_with_lucid_standing_in_for_torch():
     assert done.returncode == 0, done.stderr[-3000:]
     assert [line for line in done.stdout.splitlines() if line.startswith("AGREES")] == [
         f"AGREES {n}" for n in names]
+
+
+@_waits_for("the gradient of a 0-d Parameter (nn.Parameter(torch.randn(()))) is a NumPy "
+            "float64 scalar, which SGD.step refuses")
+def test_dynamic_net():
+    ns, init, data, out, model = run_on_lucid("dynamic_net")
+    x, y = (a.astype(np.float64) for a in data)
+    p = np.array([float(np.reshape(init[k], -1)[0]) for k in "abcde"])
+    buf = None
+    random.seed(0)  # the program's own seed: the same numbers of extra terms
+    losses = []
+    for _ in range(6):
+        top = random.randint(4, 6)
+        powers = [x ** k for k in range(4)] + [sum(x ** k for k in range(4, top))]
+        r = sum(c * f for c, f in zip(p, powers)) - y
+        losses.append((r ** 2).sum())
+        g = np.array([(2 * r * f).sum() for f in powers])
+        used = np.array([True] * 4 + [top > 4])  # e unused: no gradient, so SGD skips it
+        buf = g if buf is None else np.where(used, 0.9 * buf + g, buf)
+        p = np.where(used, p - 1e-8 * buf, p)
+    np.testing.assert_allclose(out["losses"], losses, rtol=1e-5)
+    _torch_agrees("dynamic_net", init, data, out)
