@@ -41,7 +41,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from lucid.autograd.mode import MODE, count_flops, enable_grad, grad_enabled, no_grad
+from lucid.autograd.mode import (
+    MODE,
+    count_flops,
+    enable_grad,
+    flops_enabled,
+    grad_enabled,
+    no_grad,
+)
+from lucid.backends import backend_for
 from lucid.cost import Cost
 from lucid.ops.base import Op, apply
 from lucid.tensor import Tensor
@@ -91,8 +99,9 @@ class _FunctionOp(Op):
     counts_macs = True  # the inner ops' multiply-adds stay MACs (see macs_of)
 
     def __init__(self, args: Sequence[Any], ctx: FunctionCtx) -> None:
-        self.args = list(args)  # forward's arguments; None where a Tensor input goes
+        # forward's arguments, the Tensor inputs left out (None): the graph holds those
         self.slots = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.args = [None if isinstance(a, Tensor) else a for a in args]
         self.ctx = ctx
 
     def _call(self, tensors: Sequence[Tensor]) -> Any:
@@ -111,9 +120,9 @@ class _FunctionOp(Op):
             self.ctx = FunctionCtx(self.ctx.needs_input_grad)  # (this op is the engine's copy)
             with enable_grad():
                 return self._output(self._call(xs))
-        device = "cpu" if xp.__name__ == "numpy" else "gpu"
+        device = backend_for(xp).device
         inputs = [Tensor._wrap(x, device) for x in xs]  # the arrays, seen as plain tensors
-        with _inner(counted=MODE.flops) as inner:
+        with _inner(counted=flops_enabled()) as inner:
             out = self._output(self._call(inputs))
         self.inner_cost = inner.cost_of(out)
         if any(t is out for t in self.ctx._non_differentiable):
@@ -134,7 +143,7 @@ class _FunctionOp(Op):
         if isinstance(g, Tensor):  # create_graph: backward recorded as a graph
             with enable_grad():
                 return self._gradients(self.function.backward(self.ctx, g), g.device, True)
-        device = "cpu" if xp.__name__ == "numpy" else "gpu"
+        device = backend_for(xp).device
         counted = getattr(self, "flops", None) is not None
         with _inner(counted=counted) as inner:
             grads = self.function.backward(self.ctx, Tensor._wrap(g, device))
