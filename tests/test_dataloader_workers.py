@@ -263,3 +263,17 @@ def test_batches_keep_their_dtypes_through_the_workers():
               np.ones(2, np.float16), np.arange(3, dtype=np.uint8)):
         t = from_arrays(to_arrays({"x": [lucid.Tensor(a)]}))["x"][0]
         assert t.dtype == lucid.Tensor(a).dtype and t.numpy().dtype == a.dtype
+
+
+def test_a_lucid_generator_orders_the_shuffle_and_the_split():
+    def order(seed):
+        g = lucid.Generator().manual_seed(seed)
+        return _labels(DataLoader(_ds(12), batch_size=12, shuffle=True, generator=g))[0]
+
+    lucid.random.seed(0)
+    a = order(42)
+    lucid.random.seed(1)  # the module's stream plays no part
+    assert order(42) == a and order(7) != a and sorted(a) == list(range(12))
+    parts = tud.random_split(_ds(12), [8, 4], generator=lucid.Generator().manual_seed(42))
+    again = tud.random_split(_ds(12), [8, 4], generator=lucid.Generator().manual_seed(42))
+    np.testing.assert_array_equal(parts[1].indices, again[1].indices)
