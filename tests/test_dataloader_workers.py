@@ -277,3 +277,31 @@ def test_a_lucid_generator_orders_the_shuffle_and_the_split():
     parts = tud.random_split(_ds(12), [8, 4], generator=lucid.Generator().manual_seed(42))
     again = tud.random_split(_ds(12), [8, 4], generator=lucid.Generator().manual_seed(42))
     np.testing.assert_array_equal(parts[1].indices, again[1].indices)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    class Dies(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            os._exit(3)  # the process vanishes without a word (a crash, the OOM killer)
+
+    with pytest.raises(RuntimeError, match=r"DataLoader worker 0 \(pid \d+\) exited "
+                                           r"unexpectedly with exit code 3"):
+        list(DataLoader(Dies(), batch_size=2, num_workers=1))
+
+
+def test_timeout_raises_when_no_batch_comes():
+    class Slow(Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            import time
+
+            time.sleep(3)
+            return np.float32(i)
+
+    with pytest.raises(RuntimeError, match="timed out after 1 seconds"):
+        list(DataLoader(Slow(), batch_size=2, num_workers=1, timeout=1))

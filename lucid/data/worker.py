@@ -261,7 +261,7 @@ class WorkerPool:
             if w.is_alive():
                 iq.put(None)
         for w in self.workers:
-            w.join(timeout=5)
+            w.join(timeout=2)  # an idle worker stops at once; a busy one is ended
             if w.is_alive():
                 w.terminate()
                 w.join()
