@@ -173,7 +173,7 @@ def test_inside_a_module_it_is_one_op_of_the_model():
 
 
 @pytest.mark.parametrize("body,exc,match", [
-    (lambda ctx, x: (x, x), TypeError, "returns one Tensor"),
+    (lambda ctx, x: (x, x.long()), TypeError, "outputs of different dtypes"),
     (lambda ctx, x: 3.0, TypeError, "must return a Tensor"),
 ])
 def test_forward_errors_name_the_function(body, exc, match):
@@ -280,3 +280,49 @@ def test_pytorch_2_style_with_setup_context():
     y.sum().backward()
     np.testing.assert_allclose(x.grad, 6 * X ** 2)
     assert gradcheck(lambda t: Cube.apply(t, 0.5), lucid.Tensor(X, requires_grad=True))
+
+
+class SinCos(Function):
+    """(sin x, cos x, the row's argmax).   d sin/dx = cos x, d cos/dx = -sin x."""
+
+    seen: list = []  # the gradients backward got for the indices
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        idx = x.argmax(axis=1)
+        ctx.mark_non_differentiable(idx)
+        return x.sin(), x.cos(), idx
+
+    @staticmethod
+    def backward(ctx, g_sin, g_cos, g_idx):
+        (x,) = ctx.saved_tensors
+        SinCos.seen.append(g_idx)
+        return g_sin * x.cos() - g_cos * x.sin()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_several_outputs_each_get_their_gradient(device):
+    x = lucid.Tensor(X, requires_grad=True, device=device)
+    SinCos.seen.clear()
+    s, c, idx = SinCos.apply(x)
+    np.testing.assert_allclose(s.numpy(), np.sin(X), rtol=1e-6)
+    np.testing.assert_allclose(c.numpy(), np.cos(X), rtol=1e-6)
+    np.testing.assert_array_equal(idx.numpy(), X.argmax(axis=1))
+    assert s.requires_grad and c.requires_grad and not idx.requires_grad
+    assert s.shape == c.shape == (2, 3)
+    (2 * s + 3 * c).sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad.tolist()), 2 * np.cos(X) - 3 * np.sin(X),
+                               rtol=1e-6)
+    (g_idx,) = SinCos.seen
+    assert g_idx.shape == (2,) and not g_idx.numpy().any()  # zeros, as PyTorch gives
+
+
+def test_several_outputs_gradcheck_and_create_graph():
+    x = lucid.Tensor(X, requires_grad=True)
+    assert gradcheck(lambda t: SinCos.apply(t)[0] * SinCos.apply(t)[1], x)
+    s, c, _ = SinCos.apply(x)
+    (g,) = lucid.autograd.grad((s + c).sum(), [x], create_graph=True)
+    np.testing.assert_allclose(g.numpy(), np.cos(X) - np.sin(X))
+    (h,) = lucid.autograd.grad(g.sum(), [x])
+    np.testing.assert_allclose(np.asarray(h), -np.sin(X) - np.cos(X))

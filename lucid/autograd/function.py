@@ -25,6 +25,8 @@ dL/d(output).  ``ctx`` carries what backward needs:
   kept for backward; changing an input in place before backward is an error;
 * ``ctx.needs_input_grad`` -- one bool per argument of ``forward``: skip gradients nobody wants;
 * ``ctx.mark_non_differentiable(output)`` -- the output is an index or a mask: no gradient;
+  (``forward`` may return a tuple of outputs; ``backward`` then gets one gradient for each,
+  zeros for those marked non-differentiable;)
 * any other attribute (``ctx.scale = 2.0``) -- values that are not tensors.
 
 How it fits Lucid: each ``Function`` subclass gets a twin :class:`lucid.Op` subclass of the
@@ -87,8 +89,8 @@ class FunctionCtx:
         self._non_differentiable.extend(outputs)
 
     def set_materialize_grads(self, value: bool) -> None:
-        """Accepted for PyTorch's sake: a Function has one output here, whose gradient is
-        always given to backward as a Tensor."""
+        """Accepted for PyTorch's sake: backward always gets a Tensor for each Tensor output
+        (zeros for the non-differentiable ones), as with PyTorch's default."""
         self.materialize_grads = bool(value)
 
 
@@ -119,39 +121,85 @@ class _FunctionOp(Op):
         if xs and isinstance(xs[0], Tensor):  # create_graph: forward re-run on the inputs
             self.ctx = FunctionCtx(self.ctx.needs_input_grad)  # (this op is the engine's copy)
             with enable_grad():
-                return self._output(self._call(xs))
+                return self._pack(xp, self._call(xs), graph=True)
         device = backend_for(xp).device
         inputs = [Tensor._wrap(x, device) for x in xs]  # the arrays, seen as plain tensors
         with _inner(counted=flops_enabled()) as inner:
-            out = self._output(self._call(inputs))
-        self.inner_cost = inner.cost_of(out)
-        if any(t is out for t in self.ctx._non_differentiable):
+            out = self._pack(xp, self._call(inputs), graph=False)
+        self.inner_cost = inner.cost_of(*self.outputs)
+        if not self.shapes:  # every output marked non-differentiable
             self.differentiable = False
         return out.data
 
-    def _output(self, out: Any) -> Tensor:
-        if isinstance(out, (tuple, list)):
-            raise self.error(f"forward returned {len(out)} outputs; a lucid.autograd.Function "
-                             "returns one Tensor. Split it into Functions of one output each, "
-                             "or stack the outputs into one tensor", TypeError)
-        if not isinstance(out, Tensor):
-            raise self.error(f"forward must return a Tensor, got {type(out).__name__}",
+    def _pack(self, xp: Any, out: Any, graph: bool) -> Tensor:
+        """Forward's output as the op's one result.  One Tensor is the result itself.  Several
+        outputs (a tuple) become one flat tensor of the differentiable ones, one after
+        another (``apply`` cuts it back into the outputs, so gradients flow to each piece);
+        outputs marked non-differentiable and non-Tensors are handed back as they are."""
+        many = isinstance(out, (tuple, list))
+        outs = tuple(out) if many else (out,)
+        if not many and not isinstance(out, Tensor):
+            raise self.error(f"forward must return a Tensor (or a tuple of them), got "
+                             f"{type(out).__name__}", TypeError)
+        marked = self.ctx._non_differentiable
+        self.many, self.outputs = many, outs
+        self.diff = [isinstance(o, Tensor) and not any(o is m for m in marked) for o in outs]
+        picked = [o for o, d in zip(outs, self.diff) if d]
+        self.shapes = [o.shape for o in picked]
+        if not many:
+            return out
+        if not picked:
+            return outs[0] if isinstance(outs[0], Tensor) else Tensor._wrap(xp.zeros(()),
+                                                                             "cpu")
+        if len({o.dtype for o in picked}) > 1:
+            raise self.error("forward returned differentiable outputs of different dtypes ("
+                             + ", ".join(o.dtype.name for o in picked) + "); cast them to one",
                              TypeError)
-        return out
+        if len(picked) == 1:
+            return picked[0]
+        if graph:  # xp's concatenate is Lucid's: the packing is recorded
+            return xp.concatenate([o.reshape(-1) for o in picked])
+        flat = xp.concatenate([o.data.reshape(-1) for o in picked])
+        return Tensor._wrap(flat, picked[0].device)
 
     def backward(self, xp: Any, g: Any) -> tuple[Any, ...]:
         if isinstance(g, Tensor):  # create_graph: backward recorded as a graph
             with enable_grad():
-                return self._gradients(self.function.backward(self.ctx, g), g.device, True)
+                grads = self.function.backward(self.ctx, *self._unpack(xp, g, g.device))
+                return self._gradients(grads, g.device, True)
         device = backend_for(xp).device
         counted = getattr(self, "flops", None) is not None
         with _inner(counted=counted) as inner:
-            grads = self.function.backward(self.ctx, Tensor._wrap(g, device))
+            grads = self.function.backward(self.ctx, *self._unpack(xp, g, device))
             out = self._gradients(grads, device, False)
         if counted:
             cost = inner.cost_of(*[t for t in self.last_grads if t is not None])
             self.flops_bwd, self.macs_bwd = cost.seed_count, cost.macs
         return out
+
+    def _unpack(self, xp: Any, g: Any, device: str) -> list[Any]:
+        """The packed gradient cut into one gradient per output of forward (zeros for the
+        non-differentiable Tensors, None for anything else), as Tensors."""
+        wrap = (lambda a: a) if isinstance(g, Tensor) else (lambda a: Tensor._wrap(a, device))
+        if not self.many:
+            return [wrap(g)]
+        grads, start = [], 0
+        pieces = iter(self.shapes)
+        for o, d in zip(self.outputs, self.diff):
+            if d:
+                shape = next(pieces)
+                size = 1
+                for n in shape:
+                    size *= n
+                grads.append(wrap(g.reshape(shape) if len(self.shapes) == 1 else
+                                  g[start:start + size].reshape(shape)))
+                start += size
+            elif isinstance(o, Tensor):  # PyTorch gives zeros for these (materialize_grads)
+                grads.append(Tensor._wrap(xp.zeros(o.shape, dtype=g.dtype), device)
+                             if not isinstance(g, Tensor) else g.new_zeros(o.shape))
+            else:
+                grads.append(None)
+        return grads
 
     def _gradients(self, grads: Any, device: str, as_tensors: bool) -> tuple[Any, ...]:
         """Backward's answer, one entry per argument of forward, as one array per input."""
@@ -180,6 +228,24 @@ class _FunctionOp(Op):
         if as_tensors:
             return tuple(picked)
         return tuple(None if g is None else g.data for g in picked)
+
+    def unpack_outputs(self, packed: Tensor) -> tuple[Any, ...]:
+        """Forward's outputs from the op's packed result: each differentiable one a slice of
+        it, reshaped (a graph node: its gradient flows into the packed result)."""
+        results, start = [], 0
+        pieces = iter(self.shapes)
+        for o, d in zip(self.outputs, self.diff):
+            if not d:
+                results.append(o.detach() if isinstance(o, Tensor) else o)
+                continue
+            shape = next(pieces)
+            size = 1
+            for n in shape:
+                size *= n
+            results.append(packed if len(self.shapes) == 1 else
+                           packed[start:start + size].reshape(shape))
+            start += size
+        return tuple(results)
 
     def forward_flops(self, out: Any, *xs: Any) -> int:
         return self.inner_cost.seed_count
@@ -292,7 +358,10 @@ class Function:
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply: no Tensor among the arguments; a Function "
                             "needs at least one Tensor input")
-        return apply(op, *tensors)  # the single path every op call takes
+        packed = apply(op, *tensors)  # the single path every op call takes
+        if not op.many:
+            return packed
+        return op.unpack_outputs(packed)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # PyTorch's old style (MyFunction()(x)) is gone there too
