@@ -25,9 +25,10 @@ dL/d(output).  ``ctx`` carries what backward needs:
   kept for backward; changing an input in place before backward is an error;
 * ``ctx.needs_input_grad`` -- one bool per argument of ``forward``: skip gradients nobody wants;
 * ``ctx.mark_non_differentiable(output)`` -- the output is an index or a mask: no gradient;
-  (``forward`` may return a tuple of outputs; ``backward`` then gets one gradient for each,
-  zeros for those marked non-differentiable;)
 * any other attribute (``ctx.scale = 2.0``) -- values that are not tensors.
+
+``forward`` may return a tuple of outputs; ``backward(ctx, *grad_outputs)`` then gets one
+gradient for each (zeros for those marked non-differentiable).
 
 How it fits Lucid: each ``Function`` subclass gets a twin :class:`lucid.Op` subclass of the
 same name and docstring, and ``apply`` runs that op.  So a Function is a graph node like any
