@@ -7,10 +7,13 @@ models.
 
 from lucid import types
 from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
-from lucid.tensor import Tensor, tensor
+from lucid.autograd.mode import inference_mode, set_grad_enabled
+from lucid.tensor import Size, Tensor, tensor
 from lucid.types import (
+    Bool,
     Complex,
     Complex64,
+    Complex128,
     Float,
     Float16,
     Float32,
@@ -21,6 +24,7 @@ from lucid.types import (
     Int32,
     Int64,
     Numeric,
+    UInt8,
 )
 from lucid import ops  # noqa: E402  (registers ops, attaches Tensor methods and operators)
 from lucid.ops import *  # noqa: F403,E402  (every public function of the catalogue)
@@ -28,13 +32,33 @@ from lucid.ops.base import Op  # noqa: E402  (your own op: subclass it, see luci
 from lucid.creation import *  # noqa: F403,E402
 from lucid import random  # noqa: E402
 from lucid.random import rand, randn  # noqa: E402
-from lucid.backends import gpu_available, gpu_status  # noqa: E402
+from lucid.random import (  # noqa: E402  (PyTorch's names for the random stream)
+    Generator,
+    bernoulli,
+    manual_seed,
+    multinomial,
+    normal,
+    rand_like,
+    randint,
+    randint_like,
+    randn_like,
+    randperm,
+)
+from lucid.backends import device, gpu_available, gpu_status  # noqa: E402
+from lucid import accelerator, amp, backends, cuda  # noqa: E402  (PyTorch's lucid.cuda ...)
+from lucid.amp import autocast  # noqa: E402
+from lucid.types import get_default_dtype, set_default_dtype  # noqa: E402
+from lucid.ops.pytorch import MaxMin  # noqa: E402
+
+# PyTorch's dtype names: lucid.float32, lucid.float (32 bits, as in PyTorch), lucid.long, ...
+globals().update(types.PYTORCH_NAMES)
 from lucid import autograd  # noqa: E402
 from lucid import linalg  # noqa: E402  (lucid.linalg.inv, .svd, ...: matrix functions)
 from lucid import distributed  # noqa: E402  (collectives on MLX's distributed engine)
 from lucid import nn  # noqa: E402
 from lucid import data, optim  # noqa: E402
 from lucid import models  # noqa: E402
+from lucid import utils  # noqa: E402  (lucid.utils.data: torch.utils.data's names)
 from lucid.serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lucid.tensor import Tensor
-from lucid.types import as_numeric
+from lucid.types import as_numeric, get_default_dtype, to_numeric_type
 
 __all__ = [
     "zeros",
@@ -32,6 +32,16 @@ __all__ = [
     "ones_like",
     "full_like",
     "empty_like",
+    "from_numpy",
+    "as_tensor",
+    "is_tensor",
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "LongTensor",
+    "IntTensor",
+    "BoolTensor",
+    "ByteTensor",
 ]
 
 
@@ -79,6 +89,8 @@ def _check_dtype(dtype: Any) -> None:
 def _make(
     arr: np.ndarray, dtype: Any, device: str, requires_grad: bool, keep_grad: bool
 ) -> Tensor:
+    if dtype is None and arr.dtype == np.float64:
+        dtype = get_default_dtype()  # Float64 unless lucid.set_default_dtype changed it
     return Tensor(arr, requires_grad=requires_grad, keep_grad=keep_grad, dtype=dtype,
                   device=device)
 
@@ -196,9 +208,12 @@ def linspace(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    *,
+    steps: int | None = None,
 ) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop``, both included (Float64)."""
-    num = _count("linspace", "num", num)
+    """``num`` evenly spaced values from ``start`` to ``stop``, both included (Float64).
+    ``steps=`` is PyTorch's name for ``num``."""
+    num = _count("linspace", "num", num if steps is None else steps)
     _check_dtype(dtype)
     return _make(np.linspace(start, stop, num), dtype, device, requires_grad, keep_grad)
 
@@ -265,3 +280,63 @@ def full_like(
     shape, dtype, device = _like(a, dtype, device)
     return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad,
                 keep_grad=keep_grad)
+
+
+# --------------------------------------------------------------------------------------------
+# from existing data (PyTorch's names)
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A "cpu" tensor on ``arr``'s memory, with its dtype (float64 stays Float64), as PyTorch's:
+    a write into ``arr`` (``np.add(arr, 1, out=arr)``) shows in the tensor.
+
+    The sharing lasts until an in-place op on the tensor: Lucid's in-place ops (``t.add_(1)``,
+    ``t += 1``) give the tensor a new array instead of writing into the old one, so values
+    saved for backward stay valid; from then on ``arr`` and the tensor are separate.
+    """
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"from_numpy: expected a NumPy array, got {type(arr).__name__}; "
+                        "lucid.tensor(data) builds a tensor from anything else")
+    to_numeric_type(arr.dtype)  # refuses strings, objects, ... with a clear error
+    return Tensor._wrap(arr, "cpu")
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a Tensor: a Tensor already of that dtype and device is returned as it is;
+    anything else is converted (as :func:`lucid.tensor`)."""
+    if isinstance(data, Tensor):
+        if (dtype is None or data.dtype == as_numeric(dtype)) and device in (None, data.device):
+            return data
+        out = data if dtype is None else data.astype(dtype)
+        return out if device is None else out.to(device)
+    return Tensor(data, dtype=dtype, device="cpu" if device is None else device)
+
+
+def is_tensor(obj: Any) -> bool:
+    """True for a :class:`lucid.Tensor` (a Parameter included)."""
+    return isinstance(obj, Tensor)
+
+
+def _legacy(name: str, dtype: Any) -> Any:
+    def constructor(*args: Any, device: str = "cpu") -> Tensor:
+        if not args or all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+                           for a in args):
+            return zeros(*args, dtype=dtype, device=device)  # a shape: PyTorch leaves it unset
+        if len(args) != 1:
+            raise TypeError(f"{name}: give a shape (ints) or one sequence of values")
+        return Tensor(args[0], dtype=dtype, device=device)
+
+    constructor.__name__ = constructor.__qualname__ = name
+    constructor.__doc__ = f"""PyTorch's legacy ``{name}(data)`` (values as
+    {as_numeric(dtype).name}) or ``{name}(2, 3)`` (a shape; filled with zeros).  Prefer
+    ``lucid.tensor(data, dtype=...)``."""
+    return constructor
+
+
+FloatTensor = _legacy("FloatTensor", "float32")
+DoubleTensor = _legacy("DoubleTensor", "float64")
+HalfTensor = _legacy("HalfTensor", "float16")
+LongTensor = _legacy("LongTensor", "int64")
+IntTensor = _legacy("IntTensor", "int32")
+BoolTensor = _legacy("BoolTensor", "bool")
+ByteTensor = _legacy("ByteTensor", "uint8")

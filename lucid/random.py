@@ -29,8 +29,8 @@ import numpy as np
 from lucid.backends import check_device, get_backend
 from lucid.creation import _shape
 from lucid.shapes import broadcasts_to
-from lucid.tensor import Tensor
-from lucid.types import Float64, Int64, Numeric, as_numeric, to_numeric_type
+from lucid.tensor import RANDOM_STREAM, Tensor
+from lucid.types import Int64, Numeric, as_numeric, get_default_dtype, to_numeric_type
 
 __all__ = [
     "seed",
@@ -43,6 +43,14 @@ __all__ = [
     "uniform",
     "bernoulli",
     "permutation",
+    "manual_seed",
+    "Generator",
+    "normal",
+    "randperm",
+    "multinomial",
+    "rand_like",
+    "randn_like",
+    "randint_like",
 ]
 
 #: The module's single generator.  ``seed`` rewinds it in place (the object never changes, so
@@ -50,6 +58,7 @@ __all__ = [
 _GENERATOR = np.random.default_rng()
 #: the last seed given to ``seed`` (None: the stream started from OS entropy)
 _SEED: int | None = None
+RANDOM_STREAM[0] = _GENERATOR  # p.data.normal_() draws from it too
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,7 +144,7 @@ def _size(fn: str, size: Any) -> tuple[int, ...]:
 
 def _float_dtype(fn: str, dtype: Any) -> Numeric:
     """The dtype of a sampler of real numbers: Float64 by default, floating point only."""
-    numeric = Float64 if dtype is None else as_numeric(dtype)
+    numeric = get_default_dtype() if dtype is None else as_numeric(dtype)
     if not numeric.is_floating_point:
         raise TypeError(
             f"{fn}: dtype must be a floating-point type (lucid.Float16/32/64), got "
@@ -178,7 +187,7 @@ def _stored(fn: str, numeric: Numeric, device: str) -> Numeric:
     Also checks the device, and that its backend is installed, before anything is drawn.
     """
     try:
-        check_device(device)
+        device = check_device(device)
     except ValueError as exc:
         raise ValueError(f"{fn}: {exc}") from None
     if device == "cpu":
@@ -317,7 +326,11 @@ def randint(
     """Integers drawn uniformly from [low, high); ``randint(n)`` draws from [0, n) (NumPy's rule).
 
     ``size`` follows NumPy: None gives one value (a 0-d tensor), an int or a tuple a shape.
+    PyTorch's spellings work too: ``randint(high, size)`` (a tuple or list second, so it is
+    the size: ``randint(10, (3,))``) and ``randint(low, high, size)``.
     """
+    if isinstance(high, (tuple, list)) and size is None:  # PyTorch's randint(high, size)
+        low, high, size = 0, low, high
     low = _int("randint", "low", low)
     if high is None:
         low, high = 0, low
@@ -365,3 +378,174 @@ def permutation(x: int | Tensor, dtype: Any = None, device: str | None = None) -
     device = "cpu" if device is None else device
     _stored("permutation", numeric, device)
     return Tensor(_GENERATOR.permutation(n), dtype=numeric, device=device)
+
+
+# --------------------------------------------------------------------------------------------
+# PyTorch's spellings: manual_seed, Generator, normal, randperm, multinomial, *_like
+
+
+class Generator:
+    """A random stream of its own, PyTorch's ``lucid.Generator().manual_seed(42)``: for code
+    that wants draws independent of the module's stream (``random_split(..., generator=g)``).
+    ``g.numpy`` is its NumPy ``Generator``; samplers that take ``generator=`` draw from it."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
+        self.numpy = np.random.default_rng()
+        self._seed: int | None = None
+
+    def manual_seed(self, n: int) -> Generator:
+        """Restart this stream from ``n``; returns the generator (PyTorch's chaining)."""
+        n = _count("manual_seed", "seed", n)
+        self.numpy.bit_generator.state = np.random.PCG64(n).state
+        self._seed = n
+        return self
+
+    def seed(self) -> int:
+        """Restart from fresh OS entropy; returns the new seed."""
+        n = int(np.random.SeedSequence().entropy % (2**63))
+        self.manual_seed(n)
+        return n
+
+    def initial_seed(self) -> int | None:
+        return self._seed
+
+    def get_state(self) -> dict:
+        return copy.deepcopy(self.numpy.bit_generator.state)
+
+    def set_state(self, state: dict) -> Generator:
+        self.numpy.bit_generator.state = copy.deepcopy(state)
+        return self
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    if generator is None:
+        return _GENERATOR
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a lucid.Generator, got {type(generator).__name__}")
+    return generator.numpy
+
+
+def manual_seed(n: int) -> Generator:
+    """PyTorch's name for :func:`seed`: restart the module's stream from ``n``.  Returns a
+    :class:`Generator` seeded with ``n`` too (PyTorch returns its default generator)."""
+    seed(n)
+    return Generator().manual_seed(n)
+
+
+def normal(
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Normal samples ``mean + std * z``, ``z ~ N(0, 1)`` (PyTorch's ``normal``).
+
+    ``mean`` and ``std`` are numbers or Tensors (broadcast together; the result has their
+    shape); with numbers, ``size`` gives the shape.  ``std`` must be >= 0.  No gradient flows
+    into ``mean`` or ``std`` (write ``mean + std * lucid.randn(...)`` for that).
+    """
+    ref = next((a for a in (mean, std) if isinstance(a, Tensor)), None)
+    m = mean.numpy() if isinstance(mean, Tensor) else np.asarray(_real("normal", "mean", mean))
+    s = std.numpy() if isinstance(std, Tensor) else np.asarray(_real("normal", "std", std))
+    if s.size and np.any(s < 0):
+        raise ValueError(f"normal: std must be >= 0, got {s[s < 0].reshape(-1)[0]}")
+    try:
+        shape = np.broadcast_shapes(m.shape, s.shape)
+    except ValueError:
+        raise ValueError(f"normal: mean of shape {m.shape} and std of shape {s.shape} do "
+                         "not broadcast together") from None
+    if size is not None:
+        if ref is not None:
+            raise TypeError("normal: give size= only with numbers for mean and std")
+        shape = _size("normal", size)
+    if dtype is None and ref is not None and ref.dtype.is_floating_point:
+        dtype = ref.dtype
+    numeric = _float_dtype("normal", dtype)
+    device = (ref.device if ref is not None else "cpu") if device is None else device
+    _stored("normal", numeric, device)
+    values = m + s * _rng(generator).standard_normal(shape)
+    return Tensor(values, requires_grad=requires_grad, dtype=numeric, device=device)
+
+
+def randperm(
+    n: int,
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: str = "cpu",
+) -> Tensor:
+    """The integers 0..n-1 in a random order (PyTorch's ``randperm``; Int64 unless ``dtype``)."""
+    n = _count("randperm", "n", n)
+    numeric = _int_dtype("randperm", dtype, 0, max(n - 1, 0))
+    _stored("randperm", numeric, device)
+    return Tensor(_rng(generator).permutation(n), dtype=numeric, device=device)
+
+
+def multinomial(
+    input: Tensor,  # noqa: A002 -- PyTorch's name
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """``num_samples`` indices drawn from the categories 0..k-1 with probabilities proportional
+    to the k weights in ``input`` (each row of a 2-D ``input`` is one distribution).
+
+    The weights need not sum to one (they are normalised), must be >= 0 and finite, with a
+    positive sum.  Without ``replacement`` each index appears at most once per row, so
+    ``num_samples`` may not exceed the number of nonzero weights.  Returns Int64 on
+    ``input``'s device, shape ``(num_samples,)`` or ``(rows, num_samples)``.
+    """
+    if not isinstance(input, Tensor):
+        input = Tensor(input)  # noqa: A001
+    num_samples = _count("multinomial", "num_samples", num_samples)
+    w = input.numpy().astype(np.float64)
+    if w.ndim not in (1, 2) or w.shape[-1] == 0:
+        raise ValueError(f"multinomial: input must be 1-D or 2-D with at least one category, "
+                         f"got shape {input.shape}")
+    rows = w.reshape(-1, w.shape[-1])
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0) or np.any(rows.sum(axis=1) <= 0):
+        raise ValueError("multinomial: weights must be finite, >= 0 and have a positive sum "
+                         "in every row")
+    if not replacement and num_samples > int((rows > 0).sum(axis=1).min()):
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from a row with only {int((rows > 0).sum(axis=1).min())} nonzero "
+                         "weights; pass replacement=True or draw fewer")
+    rng = _rng(generator)
+    out = np.stack([rng.choice(len(r), size=num_samples, replace=bool(replacement),
+                               p=r / r.sum()) for r in rows]).astype(np.int64)
+    out = out.reshape(num_samples) if w.ndim == 1 else out
+    return Tensor(out, device=input.device)
+
+
+def _like(fn: str, a: Any, dtype: Any, device: str | None) -> tuple[tuple[int, ...], Any, str]:
+    if not isinstance(a, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(a).__name__}")
+    return a.shape, (a.dtype if dtype is None else dtype), (device or a.device)
+
+
+def rand_like(a: Tensor, dtype: Any = None, device: str | None = None,
+              requires_grad: bool = False) -> Tensor:
+    """:func:`rand` with ``a``'s shape, dtype and device (each overridable)."""
+    shape, dtype, device = _like("rand_like", a, dtype, device)
+    return rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(a: Tensor, dtype: Any = None, device: str | None = None,
+               requires_grad: bool = False) -> Tensor:
+    """:func:`randn` with ``a``'s shape, dtype and device (each overridable)."""
+    shape, dtype, device = _like("randn_like", a, dtype, device)
+    return randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(a: Tensor, low: int, high: int | None = None, dtype: Any = None,
+                 device: str | None = None) -> Tensor:
+    """:func:`randint` with ``a``'s shape, dtype and device; ``randint_like(a, high)`` draws
+    from [0, high) as PyTorch's."""
+    shape, dtype, device = _like("randint_like", a, dtype, device)
+    return randint(low, high, size=shape, dtype=dtype, device=device)

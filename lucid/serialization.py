@@ -248,14 +248,21 @@ def _where(path: tuple) -> str:
 # load
 
 
-def load(path: str | os.PathLike | IO[bytes], device: str = "cpu") -> Any:
+def load(path: str | os.PathLike | IO[bytes], device: str = "cpu", *,
+         map_location: Any = None, weights_only: bool = True) -> Any:
     """Read an object written by :func:`save`; Tensors are placed on ``device``.
+
+    PyTorch's keywords are accepted: ``map_location`` names the device (as ``device``;
+    "cuda" means "gpu"), and ``weights_only`` changes nothing -- a Lucid file holds tensors,
+    numbers, strings and containers only, never code, so every load is weights-only.
 
     Raises ``ValueError`` for anything that is not a valid file: truncated, a header length
     beyond the file (or beyond a sane cap), bad JSON, an unknown dtype, byte ranges that are
     negative, overlap, leave gaps or do not match ``shape x itemsize``, a broken tree.
     """
-    check_device(device)
+    if map_location is not None:
+        device = str(map_location)
+    device = check_device(device)
     if isinstance(path, io.TextIOBase):
         raise TypeError(
             f"lucid.load: {getattr(path, 'name', 'the file')!r} is open in text mode; a Lucid "

@@ -43,6 +43,144 @@ class RemovableHandle:
     __call__ = remove
 
 
+class Size(tuple):
+    """A shape, PyTorch's ``torch.Size``: a tuple of axis lengths (``x.size()``), with
+    ``numel()``, the product.  ``x.shape`` is the plain tuple."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"lucid.Size({list(self)})"
+
+
+class Numel(int):
+    """``x.size``: the element count that is also PyTorch's ``size`` method: ``int(x.size)``
+    is the number of elements (Lucid, NumPy), ``x.size()`` the shape (a :class:`Size`) and
+    ``x.size(d)`` the length of axis ``d`` (PyTorch).  Arithmetic and comparisons treat it as
+    the plain int it is."""
+
+    def __new__(cls, n: int, shape: tuple[int, ...] = ()) -> Numel:
+        self = super().__new__(cls, n)
+        self.shape = tuple(shape)
+        return self
+
+    def __reduce__(self) -> tuple:
+        return (Numel, (int(self), self.shape))  # a copy keeps the shape
+
+    def __call__(self, dim: int | None = None) -> Size | int:
+        if dim is None:
+            return Size(self.shape)
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"size(dim): dim must be an int, got {dim!r}")
+        nd = len(self.shape)
+        if not -nd <= dim < nd:
+            raise IndexError(f"size({dim}): the tensor of shape {fmt(self.shape)} has {nd} "
+                             f"dimension(s), so dim must lie in [{-nd}, {nd - 1}]")
+        return self.shape[dim]
+
+
+class InPlaceArray(np.ndarray):
+    """A gradient (or a parameter's ``.data``) on "cpu": a NumPy array -- NumPy takes it
+    anywhere, and arithmetic on it gives plain arrays -- with PyTorch's in-place idioms for
+    code that treats ``p.grad`` or ``p.data`` as a tensor: ``p.grad.zero_()``,
+    ``p.grad.data.zero_()``, ``p.data.add_(p.grad, alpha=-lr)``, ``m.weight.data.normal_(0,
+    0.02)``, ``p.data.clamp_(-c, c)``, ``p.grad.norm()``, ``p.grad.size()``.
+
+    The in-place methods write into the array's own memory and return it, as PyTorch's
+    ``.data`` does: no version is bumped and no graph records them (do them between training
+    steps, as PyTorch programs do).  ``repr`` shows it as the NumPy array it is.
+    """
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False):
+        # results of NumPy's functions are plain arrays: only .grad itself carries the methods
+        if return_scalar:
+            return array[()]
+        return array.view(np.ndarray) if isinstance(array, InPlaceArray) else array
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+    @property
+    def data(self) -> InPlaceArray:
+        """The gradient itself (PyTorch's ``p.grad.data``)."""
+        return self
+
+    @property
+    def size(self) -> Numel:
+        return Numel(np.ndarray.size.__get__(self), self.shape)
+
+    def _plain(self) -> np.ndarray:
+        return self.view(np.ndarray)
+
+    def zero_(self) -> InPlaceArray:
+        self._plain()[...] = 0
+        return self
+
+    def fill_(self, value: Any) -> InPlaceArray:
+        self._plain()[...] = _values(value)
+        return self
+
+    def copy_(self, src: Any) -> InPlaceArray:
+        self._plain()[...] = _values(src)
+        return self
+
+    def add_(self, other: Any, alpha: Any = 1) -> InPlaceArray:
+        self._plain()[...] += alpha * _values(other)
+        return self
+
+    def sub_(self, other: Any, alpha: Any = 1) -> InPlaceArray:
+        self._plain()[...] -= alpha * _values(other)
+        return self
+
+    def mul_(self, other: Any) -> InPlaceArray:
+        self._plain()[...] *= _values(other)
+        return self
+
+    def div_(self, other: Any) -> InPlaceArray:
+        self._plain()[...] /= _values(other)
+        return self
+
+    def clamp_(self, min: Any = None, max: Any = None) -> InPlaceArray:  # noqa: A002
+        np.clip(self._plain(), min, max, out=self._plain())
+        return self
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> InPlaceArray:
+        """Fill with samples of U[a, b) from Lucid's random stream (``lucid.manual_seed``)."""
+        self._plain()[...] = RANDOM_STREAM[0].uniform(a, b, self.shape)
+        return self
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> InPlaceArray:
+        """Fill with samples of N(mean, std^2) from Lucid's random stream."""
+        self._plain()[...] = mean + std * RANDOM_STREAM[0].standard_normal(self.shape)
+        return self
+
+    def norm(self, p: Any = 2) -> Tensor:
+        """The vector p-norm of all elements, a 0-d Tensor (PyTorch's ``p.grad.norm()``)."""
+        return Tensor(np.linalg.norm(self._plain().ravel(), ord=p))
+
+    def numpy(self) -> np.ndarray:
+        return self._plain()
+
+    def clone(self) -> Tensor:
+        """A Tensor holding a copy of the gradient."""
+        return Tensor(self._plain())
+
+    detach = clone
+
+
+#: the generator ``uniform_`` / ``normal_`` draw from: lucid.random puts its own stream here
+#: when it is imported (it sits above this module), so one seed governs every draw
+RANDOM_STREAM: list[np.random.Generator] = [np.random.default_rng()]
+
+
+def _values(x: Any) -> Any:
+    return x.numpy() if isinstance(x, Tensor) else x
+
+
 class Tensor:
     """``Tensor(data, requires_grad=False, keep_grad=False, dtype=None, device="cpu",
     name=None)``.
@@ -57,7 +195,7 @@ class Tensor:
 
     __slots__ = (
         "data",
-        "grad",
+        "_grad",
         "requires_grad",
         "keep_grad",
         "device",
@@ -84,7 +222,13 @@ class Tensor:
         device: str = "cpu",
         name: str | None = None,
     ) -> None:
-        check_device(device)
+        device = check_device(device)
+        if isinstance(requires_grad, (int, np.integer)) and not isinstance(requires_grad, bool):
+            raise TypeError(  # PyTorch's legacy torch.Tensor(2, 3): an uninitialised (2, 3)
+                f"Tensor({data!r}, {requires_grad!r}, ...): the second argument is "
+                "requires_grad (True/False), not a size. For a tensor of a shape write "
+                "lucid.zeros(2, 3) or lucid.empty(2, 3); for values, lucid.tensor(data)."
+            )
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Tensor: name must be a string or None, got {type(name).__name__}")
         backend = get_backend(device)
@@ -100,6 +244,9 @@ class Tensor:
             arr = arr.astype(numeric.cpu, copy=False)
         else:
             numeric = types.to_numeric_type(arr.dtype)  # rejects strings, objects, ...
+            if free and numeric == types.Float64 and numeric != types.get_default_dtype():
+                numeric = types.get_default_dtype()  # set_default_dtype(lucid.float32)
+                arr = arr.astype(numeric.cpu)
         if device != "cpu":
             stored = numeric.parse(device)
             arr = backend.asarray(arr, dtype=stored)
@@ -112,7 +259,7 @@ class Tensor:
                 "values as floats (1.0 instead of 1)."
             )
         self.data = arr
-        self.grad = None
+        self._grad = None
         self.requires_grad = bool(requires_grad)
         self.keep_grad = bool(keep_grad)
         self.device = device
@@ -130,7 +277,7 @@ class Tensor:
         """Wrap an existing backend array without copying or checking (internal fast path)."""
         t = object.__new__(cls)
         t.data = data
-        t.grad = None
+        t._grad = None
         t.requires_grad = requires_grad
         t.keep_grad = False
         t.device = device
@@ -154,9 +301,13 @@ class Tensor:
         return self.data.ndim
 
     @property
-    def size(self) -> int:
-        """Number of elements (an int property, as in Lucid and NumPy)."""
-        return int(self.data.size)
+    def size(self) -> Numel:
+        """Number of elements, an int (Lucid's and NumPy's property) that can also be called as
+        PyTorch's method: ``x.size`` is 6 for a (2, 3) tensor, ``x.size()`` is ``(2, 3)`` and
+        ``x.size(1)`` is 3.  Both spellings are common in the code students bring, so the
+        value is an int that answers a call (see :class:`Numel`) rather than either one alone.
+        """
+        return Numel(self.data.size, tuple(self.data.shape))
 
     @property
     def dtype(self) -> types.Numeric:
@@ -164,6 +315,23 @@ class Tensor:
         if self._dtype is not None:
             return self._dtype
         return types.to_numeric_type(self.data.dtype)
+
+    @property
+    def grad(self) -> Any:
+        """dL/d(this tensor) after ``backward()``: a backend array of the tensor's shape (or
+        None; a Tensor after ``backward(create_graph=True)``).
+
+        On "cpu" it is a :class:`InPlaceArray`, a NumPy array that also answers PyTorch's
+        in-place idioms (``p.grad.zero_()``, ``p.grad.data``, ``p.grad.norm()``); every NumPy
+        function takes it and gives plain arrays back.  On "gpu" it is an ``mx.array``.
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if type(value) is np.ndarray:  # a view, no copy: the same memory, PyTorch's methods
+            value = value.view(InPlaceArray)
+        self._grad = value
 
     @property
     def is_leaf(self) -> bool:
@@ -184,6 +352,8 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shares memory on "cpu"; a copy from "gpu")."""
         arr = get_backend(self.device).to_numpy(self.data)
+        if type(arr) is InPlaceArray:  # a parameter's data: hand out the plain array
+            arr = arr.view(np.ndarray)
         if self._dtype is not None:  # stored narrower than it reports (Float64 on an MLX GPU)
             arr = arr.astype(self._dtype.cpu)
         return arr
@@ -336,6 +506,13 @@ class Tensor:
             )
         return bool(self.item())
 
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: with a format spec, a 0-d tensor formats as its number (as in
+        PyTorch); without one (``f"{loss}"``) it shows as ``str`` does."""
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
     def __float__(self) -> float:
         return float(self.item())
 
@@ -424,4 +601,4 @@ def tensor(
                   device=device)
 
 
-__all__ = ["Tensor", "tensor", "RemovableHandle"]
+__all__ = ["Tensor", "tensor", "RemovableHandle", "Size", "Numel", "InPlaceArray"]

@@ -34,6 +34,8 @@ __all__ = [
     "to_numeric_type",
     "as_numeric",
     "gpu_float64_storage_bits",
+    "set_default_dtype",
+    "get_default_dtype",
 ]
 
 _BASE_NAMES = {bool: "bool", int: "int", float: "float", complex: "complex"}
@@ -281,3 +283,50 @@ def as_numeric(dtype: Any) -> Numeric:
     if isinstance(dtype, Numeric):
         return dtype
     return to_numeric_type(dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# PyTorch's names for the presets, and the default floating-point dtype
+
+#: ``lucid.float32``, ``lucid.long``, ... (PyTorch's spellings; ``lucid/__init__`` publishes
+#: them).  As in PyTorch, ``float`` is 32 bits and ``int`` 32 bits, unlike the bit-free
+#: ``lucid.Float`` / ``lucid.Int`` and the builtins, which take NumPy's 64.
+PYTORCH_NAMES: dict[str, Numeric] = {
+    "bool": Bool,
+    "uint8": UInt8,
+    "int8": Int8,
+    "int16": Int16, "short": Int16,
+    "int32": Int32, "int": Int32,
+    "int64": Int64, "long": Int64,
+    "float16": Float16, "half": Float16,
+    "float32": Float32, "float": Float32,
+    "float64": Float64, "double": Float64,
+    "complex64": Complex64, "cfloat": Complex64,
+    "complex128": Complex128, "cdouble": Complex128,
+}
+
+#: what a Python float (and a creation function without ``dtype``) becomes: Float64, NumPy's
+#: and Lucid's rule, until :func:`set_default_dtype` says otherwise.
+_DEFAULT_FLOAT = [Float64]
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Make ``dtype`` (Float32 or Float64; Float16 too) the dtype of Python floats and of the
+    creation and random functions called without ``dtype`` (``lucid.ones(3)``,
+    ``lucid.tensor([1.5])``, ``lucid.randn(2)``).  Lucid's default is Float64 (NumPy's);
+    ``lucid.set_default_dtype(lucid.float32)`` gives PyTorch's.  Layers' weights are Float32
+    either way.  Integer data (``lucid.tensor([1, 2])``) stays Int64.
+    """
+    numeric = as_numeric(dtype)
+    if not numeric.is_floating_point or numeric.bits is None:
+        raise TypeError(
+            f"set_default_dtype: expected a floating-point dtype with a width (lucid.float32, "
+            f"lucid.float64, lucid.float16), got {dtype!r}"
+        )
+    _DEFAULT_FLOAT[0] = numeric
+
+
+def get_default_dtype() -> Numeric:
+    """The dtype of Python floats and of float creation without ``dtype`` (Float64 unless
+    :func:`set_default_dtype` changed it)."""
+    return _DEFAULT_FLOAT[0]

@@ -191,6 +191,8 @@ def test_all_lists_the_functions():
 
     assert set(creation.__all__) == {"zeros", "ones", "empty", "full", "eye", "arange",
                                      "linspace", "zeros_like", "ones_like", "full_like",
-                                     "empty_like"}
+                                     "empty_like", "from_numpy", "as_tensor", "is_tensor",
+                                     "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
+                                     "IntTensor", "BoolTensor", "ByteTensor"}
     for name in creation.__all__:
         assert getattr(lucid, name) is getattr(creation, name)

@@ -134,7 +134,8 @@ def test_diagonal_backward_writes_onto_zeros():
 
 def test_shape_ops_keep_the_dtype():
     x = lucid.Tensor(np.arange(6, dtype=np.int32).reshape(2, 3))
-    for y in (x.reshape(3, 2), x.T, lucid.pad(x, 1), x.repeat(2), x.tile(2), x.roll(1),
+    for y in (x.reshape(3, 2), x.T, lucid.pad(x, 1), x.repeat(2, axis=0), x.repeat(1, 2),
+              x.tile(2), x.roll(1),
               lucid.tril(x), x.diagonal(), lucid.concatenate([x, x]), lucid.stack([x, x])):
         assert y.dtype == lucid.Int32
 

@@ -37,9 +37,9 @@ def test_item_type_follows_dtype_not_value():
 
 
 def test_unknown_device_is_a_clear_error():
-    msg = r"Unknown device 'cuda': expected one of \('cpu', 'gpu'\)"
+    msg = r"Unknown device 'tpu': expected one of \('cpu', 'gpu'\)"
     with pytest.raises(ValueError, match=msg):
-        lucid.Tensor([1.0], device="cuda")
+        lucid.Tensor([1.0], device="tpu")
     with pytest.raises(ValueError, match="Unknown device"):
         lucid.Tensor([1.0]).to("tpu")
 

@@ -3,7 +3,8 @@
 ``engine.py`` holds the walk; this package adds the functional ``grad`` (with
 ``create_graph=True``: gradients that can be differentiated again), ``gradcheck`` and
 ``gradgradcheck``, and ``lucid.autograd.functional``: ``jacobian``, ``hessian``, ``vjp``,
-``jvp`` and ``hvp``, as PyTorch's ``torch.autograd.functional``.
+``jvp`` and ``hvp``, as PyTorch's ``torch.autograd.functional``; and ``Function``, PyTorch's
+API for an operation of your own (``forward(ctx, ...)``, ``backward(ctx, grad)``).
 """
 
 from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
@@ -11,6 +12,10 @@ from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_en
 __all__ = [
     "count_flops",
     "enable_grad",
+    "Function",
+    "FunctionCtx",
+    "once_differentiable",
+    "Variable",
     "flops_enabled",
     "grad",
     "gradcheck",
@@ -28,4 +33,9 @@ def __getattr__(name: str):
 
         functional = importlib.import_module("lucid.autograd.functional")
         return functional if name == "functional" else getattr(functional, name)
+    # your own op, PyTorch's way (on lucid.ops.Op)
+    if name in ("Function", "FunctionCtx", "once_differentiable", "Variable"):
+        import importlib
+
+        return getattr(importlib.import_module("lucid.autograd.function"), name)
     raise AttributeError(name)

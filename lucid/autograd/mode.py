@@ -88,6 +88,35 @@ def enable_grad(fn: Any = None) -> Any:
     return _mode_or_decorated(True, fn)
 
 
+def inference_mode(mode: Any = True) -> Any:
+    """PyTorch's ``inference_mode``: the same as :func:`no_grad` in Lucid (a context manager
+    or a decorator, with or without parentheses); ``inference_mode(False)`` records."""
+    if callable(mode):
+        return _GradMode(False)(mode)
+    return _GradMode(not mode)
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801 -- PyTorch's name
+    """``lucid.set_grad_enabled(False)``: switch graph recording off (or on) *now*, for this
+    thread, as PyTorch's call does; used in ``with``, it restores the previous mode on exit
+    (and as a decorator it sets the mode for each call)."""
+
+    def __init__(self, enabled: bool) -> None:
+        super().__init__(bool(enabled))
+        self.previous = MODE.grad
+        MODE.grad = self.enabled
+
+    def __enter__(self) -> None:
+        MODE.saved.append(self.previous)
+
+    def __exit__(self, *exc: object) -> None:
+        MODE.grad = MODE.saved.pop()
+
+    def __call__(self, fn: F) -> F:
+        MODE.grad = self.previous  # decorating does not switch the mode itself
+        return _GradMode(self.enabled)(fn)
+
+
 @contextmanager
 def count_flops() -> Iterator[None]:
     """Record FLOPs for every op run inside the block; read them with ``tensor.flops``.

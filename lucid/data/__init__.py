@@ -5,6 +5,7 @@
     loader = DataLoader(ds, batch_size=64, shuffle=True)   # shuffled by lucid.random.seed
     for xb, yb in loader:
         ...
+    DataLoader(slow_ds, batch_size=64, num_workers=2)      # batches made in 2 processes
 
     from lucid.data import datasets, transforms
     train = datasets.MNIST("~/data", download=True, transform=transforms.ToTensor())
@@ -13,14 +14,26 @@
 from lucid.data.dataset import (
     ConcatDataset,
     Dataset,
+    IterableDataset,
     Subset,
     TensorDataset,
     default_collate,
     random_split,
 )
+from lucid.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 from lucid.data.dataloader import DataLoader
 from lucid.data.distributed import DistributedSampler
+from lucid.data.worker import get_worker_info
 from lucid.data import datasets, transforms
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "random_split",
-           "default_collate", "DistributedSampler", "datasets", "transforms"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
+           "DataLoader", "random_split", "default_collate", "Sampler", "SequentialSampler",
+           "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+           "DistributedSampler", "get_worker_info", "datasets", "transforms"]

@@ -22,11 +22,12 @@ import numpy as np
 from lucid import random as lucid_random
 from lucid.autograd.mode import grad_enabled
 from lucid.backends import get_backend
+from lucid.data.sampler import _numpy_rng
 from lucid.ops import stack
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split",
            "default_collate"]
 
 
@@ -46,6 +47,26 @@ class Dataset:
         datasets that can fetch a batch in one step (:class:`TensorDataset`) override it.
         """
         return default_collate([self[int(i)] for i in indices])
+
+
+class IterableDataset(Dataset):
+    """A dataset read as a stream: define ``__iter__`` (yielding samples), no ``[i]``.
+
+    For data that is generated or read sequentially (a text file line by line, an endless
+    sampler).  ``DataLoader(stream, batch_size=32)`` collates consecutive samples; there is
+    no shuffling, sampler or ``len`` (unless you define ``__len__``).
+    """
+
+    def __iter__(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __len__(self) -> int:
+        # a TypeError (not NotImplementedError): list(loader) then simply does not pre-size
+        raise TypeError(f"{type(self).__name__} is an IterableDataset with no __len__")
+
+    def __getitem__(self, index: int) -> Any:
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: it has no [i]; iterate "
+                        "over it (for sample in dataset) or give it to a DataLoader")
 
 
 def _index_array(indices: Any, n: int, who: str) -> np.ndarray:
@@ -214,13 +235,15 @@ class ConcatDataset(Dataset):
         return f"ConcatDataset({len(self)} samples from {len(self.datasets)} datasets: {sizes})"
 
 
-def random_split(dataset: Any, lengths: Sequence[int | float]) -> list[Subset]:
+def random_split(dataset: Any, lengths: Sequence[int | float],
+                 generator: Any = None) -> list[Subset]:
     """Split ``dataset`` into non-overlapping random :class:`Subset` s.
 
     ``lengths`` are sample counts summing to ``len(dataset)``, or fractions summing to 1
     (``[0.8, 0.2]``): each part gets ``floor(fraction * n)`` samples and the leftover ones go,
     one each, to the first parts.  The order comes from ``lucid.random``, so
-    ``lucid.random.seed`` makes the split reproducible.
+    ``lucid.random.seed`` makes the split reproducible -- or, given ``generator``, from that
+    generator (PyTorch's ``generator=torch.Generator().manual_seed(42)``).
     """
     n = len(dataset)
     lengths = list(lengths)
@@ -244,7 +267,10 @@ def random_split(dataset: Any, lengths: Sequence[int | float]) -> list[Subset]:
             counts[i % len(counts)] += 1
     else:
         raise TypeError(f"random_split: lengths must be ints or fractions, got {lengths!r}")
-    order = lucid_random.permutation(n).numpy()
+    if generator is None:
+        order = lucid_random.permutation(n).numpy()
+    else:
+        order = _numpy_rng(generator).permutation(n)
     bounds = np.cumsum([0, *counts])
     return [Subset(dataset, order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 

@@ -21,6 +21,7 @@ are here and are the same function objects, so ``init.kaiming_normal is init.kai
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -29,7 +30,7 @@ import numpy as np
 from lucid import random
 from lucid.autograd.mode import no_grad
 from lucid.shapes import fmt
-from lucid.tensor import Tensor
+from lucid.tensor import InPlaceArray, Tensor
 
 __all__ = [
     "calculate_gain",
@@ -196,6 +197,31 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
         raise ValueError(f"kaiming_normal_: tensor of shape {fmt(tensor.shape)} has fan 0")
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
 
+
+def _accept_data(init: Any) -> Any:
+    """``init`` also filling a parameter's ``.data`` (PyTorch's ``nn.init.normal_(m.weight.data,
+    0.0, 0.02)``): on "cpu" that is an InPlaceArray, filled in place and returned."""
+
+    @functools.wraps(init)
+    def fill(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(tensor, InPlaceArray):
+            return init(tensor, *args, **kwargs)
+        view = Tensor._wrap(tensor.view(np.ndarray), "cpu")
+        tensor[...] = init(view, *args, **kwargs).data
+        return tensor
+
+    return fill
+
+
+uniform_ = _accept_data(uniform_)
+normal_ = _accept_data(normal_)
+constant_ = _accept_data(constant_)
+zeros_ = _accept_data(zeros_)
+ones_ = _accept_data(ones_)
+xavier_uniform_ = _accept_data(xavier_uniform_)
+xavier_normal_ = _accept_data(xavier_normal_)
+kaiming_uniform_ = _accept_data(kaiming_uniform_)
+kaiming_normal_ = _accept_data(kaiming_normal_)
 
 # Lucid 2.x's spellings (no trailing underscore): aliases, not copies
 uniform = uniform_

@@ -17,11 +17,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from lucid.autograd.mode import MODE
-from lucid.backends import check_device
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.shapes import fmt
-from lucid.tensor import RemovableHandle, Tensor
+from lucid.tensor import InPlaceArray, RemovableHandle, Tensor
+from lucid.types import Float16, Float32, Float64, Numeric, to_numeric_type
 
 __all__ = ["Module", "IncompatibleKeys"]
 
@@ -239,8 +241,9 @@ class Module:
         """``prefix.name -> value`` for every parameter and buffer (None slots skipped).
 
         Values are NumPy copies (detached from the graph and from the live tensor), or the
-        Tensors themselves with ``keep_vars=True``.  Names in ``_state_dict_pass_attr`` are
-        left out.
+        Tensors themselves with ``keep_vars=True``.  The copies also answer PyTorch's tensor
+        idioms (``sd["fc.weight"].size()``, ``.clone()``, ``.norm()``: see
+        :class:`lucid.tensor.InPlaceArray`).  Names in ``_state_dict_pass_attr`` are left out.
         """
         if destination is None:
             destination = OrderedDict()
@@ -249,7 +252,8 @@ class Module:
             for name, value in registry.items():
                 if value is None or name in skip:
                     continue
-                destination[prefix + name] = value if keep_vars else value.numpy().copy()
+                destination[prefix + name] = value if keep_vars else \
+                    value.numpy().copy().view(InPlaceArray)
         for name, child in self._modules.items():
             if child is not None and name not in skip:
                 child.state_dict(destination, prefix + name + ".", keep_vars)
@@ -262,6 +266,11 @@ class Module:
         mismatches -- and reported together in one error.  With ``strict=False`` missing and
         unexpected keys are returned instead (shape and dtype mismatches still raise: those
         values cannot be loaded).  Nothing is changed when an error is raised.
+
+        Values are copied into each parameter's own dtype, as PyTorch's ``load_state_dict``
+        does: PyTorch's float32 weights load into a Float64 parameter (and Float64 values into
+        a Float32 one, rounded).  A cast across kinds that loses meaning (floats into an
+        integer buffer, complex into real) is refused.
         """
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
@@ -279,15 +288,15 @@ class Module:
                                 f"{fmt(target.shape)} in the model")
                 continue
             try:
-                from lucid.types import to_numeric_type
-
                 dtype = to_numeric_type(getattr(arr, "dtype", None) or type(arr))
             except TypeError as exc:
                 problems.append(f"{key}: {exc}")
                 continue
-            if dtype != target.dtype:
-                problems.append(f"{key}: dtype {dtype.name} in the state dict, "
-                                f"{target.dtype.name} in the model (convert it first)")
+            if dtype != target.dtype and not np.can_cast(dtype.cpu, target.dtype.cpu,
+                                                         casting="same_kind"):
+                problems.append(f"{key}: dtype {dtype.name} in the state dict cannot be "
+                                f"copied into the model's {target.dtype.name} (convert it "
+                                "first)")
                 continue
             converted[key] = arr
         if strict:
@@ -307,13 +316,20 @@ class Module:
         return IncompatibleKeys(missing, unexpected)
 
     # -- devices and modes ---------------------------------------------------------------
-    def to(self, device: str) -> Module:
-        """Move every parameter and buffer to ``device`` in place (each once); returns self.
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move every parameter and buffer to a device in place (each once); returns self.
+        ``to("gpu")``; PyTorch's spellings too: ``to("cuda")``, ``to(lucid.device("cuda"))``,
+        ``to(lucid.float64)`` (casts the floating-point parameters and buffers, as PyTorch
+        does), ``to(device, dtype)``.
 
         The tensors keep their identity, so an optimizer built afterwards (or before) sees the
         moved values.  Gradients move with their parameters.
         """
-        check_device(device)
+        from lucid.ops.pytorch import device_and_dtype
+
+        device, dtype = device_and_dtype("Module.to", args, kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"Module.to: only floating-point dtypes are allowed, got {dtype}")
         seen: set[int] = set()
         for module in self.modules():
             for registry in (module._parameters, module._buffers):
@@ -321,8 +337,26 @@ class Module:
                     if t is None or id(t) in seen:
                         continue
                     seen.add(id(t))
-                    _move_in_place(t, device)
+                    if device is not None:
+                        _move_in_place(t, device)
+                    if dtype is not None and t.dtype.is_floating_point and t.dtype != dtype:
+                        _cast_in_place(t, dtype)
         return self
+
+    def float(self) -> Module:  # noqa: A003 -- PyTorch's name
+        """Cast floating-point parameters and buffers to Float32 (PyTorch's ``float()``)."""
+        return self.to(Float32)
+
+    def double(self) -> Module:
+        """Cast floating-point parameters and buffers to Float64 (gradient checks)."""
+        return self.to(Float64)
+
+    def half(self) -> Module:
+        return self.to(Float16)
+
+    def cuda(self, device: Any = None) -> Module:
+        """PyTorch's ``cuda()``: ``to("gpu")`` (MLX's device)."""
+        return self.to("gpu")
 
     def cpu(self) -> Module:
         return self.to("cpu")
@@ -340,10 +374,21 @@ class Module:
         """Set evaluation mode everywhere (the same as ``train(False)``)."""
         return self.train(False)
 
-    def zero_grad(self) -> None:
-        """Drop every parameter's gradient (set it to None)."""
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` on every parameter (freeze with False, as PyTorch's); returns
+        self."""
         for p in self.parameters():
-            p.grad = None
+            p.requires_grad = bool(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop every parameter's gradient (set it to None, PyTorch's default), or, with
+        ``set_to_none=False``, fill the gradients there are with zeros."""
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = p.grad * 0
 
     # -- calling -------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -408,6 +453,18 @@ def _add_hook(registry: dict, hook: Callable) -> RemovableHandle:
     key = max(registry, default=-1) + 1
     registry[key] = hook
     return RemovableHandle(registry, key)
+
+
+def _cast_in_place(t: Tensor, dtype: Numeric) -> None:
+    """Cast a parameter or buffer's data (and grad) to ``dtype`` keeping the object."""
+    fresh = Tensor(t.numpy(), dtype=dtype, device=t.device)
+    if t.grad is not None:
+        grad = Tensor._wrap(t.grad, t.device)
+        grad._dtype = t._dtype
+        t.grad = Tensor(grad.numpy(), dtype=dtype, device=t.device).data
+    t.data = fresh.data
+    t._dtype = fresh._dtype
+    t._version += 1
 
 
 def _move_in_place(t: Tensor, device: str) -> None:

@@ -431,7 +431,7 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
         data, logical = _numpy_result_dtype(op, args, data, logical)
     out = _new(Tensor)  # Tensor._wrap, spelled out: this runs once per op
     out.data = data
-    out.grad = None
+    out._grad = None
     out.requires_grad = requires and MODE.grad and op.differentiable
     out.keep_grad = False
     out.device = device

@@ -54,7 +54,7 @@ def to(self: Tensor, device: str) -> Tensor:
     The result is a new tensor connected to this one in the graph (gradients flow back);
     a free tensor stays free.
     """
-    check_device(device)
+    device = check_device(device)
     if device == self.device:
         return self
     get_backend(device)  # raises, with install instructions, when MLX is missing

@@ -70,6 +70,14 @@ def _check_int(op: str, value: Any, what: str) -> None:
         )
 
 
+def _bound(value: Any) -> Any:
+    """A one-element integer Tensor as a slice bound is its int (PyTorch's ``x[i:i + k]`` with
+    ``i`` drawn by ``randint``); anything else is checked as it is."""
+    if isinstance(value, Tensor) and value.size == 1 and _kind(value) is int:
+        return int(value.item())
+    return value
+
+
 def _out_of_bounds(op: str, index: Any, axis: int, size: int, shape: tuple[int, ...]) -> Exception:
     return IndexError(
         f"{op}: index {index} is out of bounds for axis {axis} of size {size} (tensor shape "
@@ -104,11 +112,13 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
                 "mask). Convert it with int(...)."
             )
         elif isinstance(c, slice):
+            c = slice(*(_bound(v) for v in (c.start, c.stop, c.step)))
             for v in (c.start, c.stop, c.step):
                 if v is not None:
                     _check_int(op, v, "slice bound")
             parts.append(c)
-        elif isinstance(c, (list, tuple)):
+        elif isinstance(c, (list, tuple, range)):  # range: PyTorch's y_hat[range(n), y]
+            c = list(c) if isinstance(c, range) else c
             arr = (backend.asarray(c, dtype=xp.int64) if len(c) == 0 else backend.asarray(c))
             parts.append(arr)
         elif isinstance(c, backend.array_type):

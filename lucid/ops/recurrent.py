@@ -126,8 +126,8 @@ def _check_shapes(op: Op, xw_t: Any, w: Any, state: Any, what: str) -> int:
 def _same_numpy(*arrays: Any) -> bool:
     """Whether the in-place NumPy path applies: NumPy arrays of one dtype."""
     first = arrays[0]
-    return type(first) is np.ndarray and all(type(a) is np.ndarray and a.dtype == first.dtype
-                                             for a in arrays[1:])
+    return isinstance(first, np.ndarray) and all(
+        isinstance(a, np.ndarray) and a.dtype == first.dtype for a in arrays[1:])
 
 
 class LSTMStep(Op):

@@ -131,10 +131,11 @@ class Var(Reduce):
     """y = sum (x - mu)^2 / (n - ddof), mu the mean over the axes.
     dy/dx_i = 2 (x_i - mu) / (n - ddof)   (the terms through mu sum to zero: sum (x - mu) = 0).
 
-    ``ddof=0`` (NumPy's default) is the population variance, ``ddof=1`` the unbiased sample
-    variance.  PyTorch's spellings are accepted too: ``correction=1`` is ``ddof=1``, and
-    ``unbiased=True`` / ``False`` is ``ddof=1`` / ``0`` -- but the default stays NumPy's
-    ``ddof=0`` (PyTorch's is 1: pass ``correction=1`` to get its numbers).
+    ``ddof=0`` is the population variance, ``ddof=1`` the unbiased sample variance (Bessel's
+    correction).  PyTorch's spellings are accepted too: ``correction=1`` is ``ddof=1``, and
+    ``unbiased=True`` / ``False`` is ``ddof=1`` / ``0``.  The public ``lucid.var`` /
+    ``x.var()`` default to PyTorch's ``correction=1``, except that NumPy's keyword ``axis=``
+    keeps NumPy's ``ddof=0`` (lucid/ops/pytorch.py says why); the op itself takes ``ddof``.
     Forward keeps the centred values ``d = x - mu``, which is all backward needs.
     """
 
@@ -195,9 +196,9 @@ class Std(Var):
     """y = sqrt(var(x)) = sqrt(sum (x - mu)^2 / (n - ddof)), the standard deviation.
     dy/dx_i = (x_i - mu) / ((n - ddof) y)   (the chain rule through sqrt: dvar / (2 y)).
 
-    ``ddof``, ``correction`` and ``unbiased`` as in :func:`var` (default ddof=0, NumPy's;
-    PyTorch's default is 1).  Where y = 0 (all values equal) the gradient is 0/0 = NaN, as in
-    PyTorch.
+    ``ddof``, ``correction`` and ``unbiased`` as in :func:`var` (default: PyTorch's
+    correction=1, or NumPy's ddof=0 when the keyword ``axis=`` is used).  Where y = 0 (all
+    values equal) the gradient is 0/0 = NaN, as in PyTorch.
     """
 
     name = "std"

@@ -147,6 +147,17 @@ class Reshape(ShapeOp):
 class Transpose(ShapeOp):
     """y = x with its axes permuted: y.shape[k] = x.shape[axes[k]] (no axes: reversed).
 
+    Two spellings, two meanings, told apart by how the axes are given:
+
+    * ``x.transpose(d0, d1)`` / ``transpose(x, d0, d1)`` -- exactly two ints: axes ``d0`` and
+      ``d1`` swapped, the others kept (PyTorch's meaning, any number of dimensions);
+    * ``x.transpose((2, 0, 1))`` / ``transpose(x, axes)`` -- one tuple: the full permutation
+      (NumPy's and Lucid 2.x's meaning; PyTorch's name is ``permute``); ``x.transpose()``
+      reverses the axes, and three or more ints are a permutation too.
+
+    Why: on a matrix, NumPy reads ``transpose(0, 1)`` as the identity permutation, PyTorch as
+    a swap; a PyTorch program must not silently get its matrix back unchanged.
+
     Permuting moves elements without changing them, so the gradient is permuted back with the
     inverse permutation: dL/dx = transpose(g, argsort(axes)).
     """
@@ -155,18 +166,28 @@ class Transpose(ShapeOp):
     method = True
 
     def __init__(self, axes: Any = None, *more: int) -> None:
-        # transpose(x, (1, 0)) and x.transpose(1, 0) both work
-        self.axes = None if axes is None else _varargs("transpose", axes, more, "an axis")
+        self.swap = None
+        if len(more) == 1 and not isinstance(axes, (tuple, list)):  # PyTorch's (d0, d1)
+            self.swap = (_int("transpose", axes, "dim0"), _int("transpose", more[0], "dim1"))
+            self.axes = None
+        else:  # transpose(x, (1, 0)), x.transpose(2, 0, 1): a permutation
+            self.axes = None if axes is None else _varargs("transpose", axes, more, "an axis")
 
     def forward(self, xp, x):
         nd = x.ndim
-        if self.axes is None:
+        if self.swap is not None:
+            d0, d1 = (normalize_axis(self.name, a, nd) for a in self.swap)
+            perm = list(range(nd))
+            perm[d0], perm[d1] = d1, d0
+            perm = tuple(perm)
+        elif self.axes is None:
             perm = tuple(reversed(range(nd)))
         else:
             if len(self.axes) != nd:
                 raise self.error(
                     f"axes {self.axes} has {len(self.axes)} entries but the tensor of shape "
-                    f"{fmt(tuple(x.shape))} has {nd} dimension(s); give one entry per axis"
+                    f"{fmt(tuple(x.shape))} has {nd} dimension(s); give one entry per axis "
+                    "(or two ints, x.transpose(d0, d1), to swap two axes)"
                 )
             perm = tuple(normalize_axis(self.name, a, nd) for a in self.axes)
             if sorted(perm) != list(range(nd)):

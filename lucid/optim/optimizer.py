@@ -267,7 +267,8 @@ class Optimizer:
             other = [d for d, b in BACKENDS.items() if isinstance(grad, b.array_type)]
             if other:
                 raise RuntimeError(
-                    f"{self._where(p)} has a {_type_name(type(grad))} gradient (an array for "
+                    f"{self._where(p)} has a {_type_name(BACKENDS[other[0]].array_type)} "
+                    "gradient (an array for "
                     f"{other[0]!r}); gradients live on their parameter's device: "
                     f"p.grad = lucid.Tensor(g, device={p.device!r}).data. {_UNCHANGED}"
                 )

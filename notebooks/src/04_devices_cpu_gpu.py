@@ -276,8 +276,7 @@ lucid_viz.draw(out)
 # %% tags=["nbval-check-output"]
 out.eval()
 out.backward()
-kind = type(p.grad).__module__ + "." + type(p.grad).__name__
-print("p.grad is a", kind, "of shape", p.grad.shape)
+print("p.grad is a NumPy array:", isinstance(p.grad, np.ndarray), "of shape", p.grad.shape)
 
 # %% [markdown]
 # ## 8. A whole model on the gpu

@@ -174,12 +174,13 @@ print(f"{'steps buffer:':14s}", net.steps.numpy())
 # ## 3. `state_dict`: every parameter and buffer, by name
 #
 # `state_dict()` is an ordered dict from the dotted name to a **copy** of the array: parameters and
-# buffers together, own entries first, then each child's.
+# buffers together, own entries first, then each child's. Each copy is a NumPy array (one that
+# also answers PyTorch's `value.size()`, for code written for PyTorch).
 
 # %% tags=["nbval-check-output"]
 sd = net.state_dict()
 for key, value in sd.items():
-    print(f"{key:22s} {type(value).__name__:8s} {str(value.shape):7s} {value.dtype}")
+    print(f"{key:22s} {str(value.shape):7s} {value.dtype}")
 
 # %% [markdown]
 # The copies are a snapshot: editing one changes nothing in the model. `state_dict(keep_vars=True)`

@@ -86,8 +86,23 @@ _EMPTY = np.zeros((0, 3))
 
 SUM = _rows("sum", np.sum, {"": (12, 0), "axis=0": (12, 0)}, errors=tuple(_BAD_AXIS))
 MEAN = _rows("mean", np.mean, {"": (13, 1), "axis=0": (16, 4), "axis=-1": (15, 3)})
+
+
+def _spread_ref(f):
+    """NumPy's var/std under Lucid's default: Bessel's correction (ddof=1, PyTorch's), except
+    that NumPy's keyword axis= without a correction keeps NumPy's ddof=0."""
+
+    def ref(a, **kw):
+        return f(a, **{"ddof": 0 if "axis" in kw else 1, **kw})
+
+    return ref
+
+
+# one element leaves ddof=1 no degrees of freedom: the default (ddof=1) rows skip () samples
+_NOT_SCALAR = [("", {}, ND1)] + [v for v in VARIANTS if v[2] is not _ALL_SHAPES] + [
+    ("keepdims", {"keepdims": True}, ND1)]
 VAR = _rows(
-    "var", np.var, {"": (50, 13), "axis=-1": (54, 15)},
+    "var", _spread_ref(np.var), {"": (50, 13), "axis=-1": (54, 15)}, variants=_NOT_SCALAR,
     errors=(
         ErrorCase(lambda: lucid.var(_t(rand((3, 1))), axis=1, ddof=1), ValueError,
                   r"var: input \(3,1\) has 1 element\(s\) along axis 1, which leaves no degrees "
@@ -96,10 +111,9 @@ VAR = _rows(
 ) + _rows("var", np.var, {"axis=0": (4 * 12 + 8, 12 + 4)}, extra_kw={"ddof": 1},
           variants=[v for v in VARIANTS if v[2] is not _ALL_SHAPES], label_prefix="ddof=1,")
 
-_NOT_SCALAR = [("", {}, ND1)] + [v for v in VARIANTS if v[2] is not _ALL_SHAPES]
 # std: a single element has std 0, where the gradient is 0/0 (NaN, as PyTorch): no () samples
 STD = _rows(
-    "std", np.std, {"": (51, 15), "axis=-1": (57, 21)}, variants=_NOT_SCALAR,
+    "std", _spread_ref(np.std), {"": (51, 15), "axis=-1": (57, 21)}, variants=_NOT_SCALAR,
     errors=(
         ErrorCase(lambda: lucid.std(_t(X34), ddof=1, unbiased=True), TypeError,
                   r"^std: unbiased=True and ddof=1 both set the degrees-of-freedom correction; "
@@ -120,6 +134,11 @@ STD = _rows(
     Spec("var", lambda a: a.var(axis=-1, correction=1), lambda a: a.var(axis=-1, ddof=1), ND2,
          label="correction=1"),
     Spec("var", lambda a: lucid.var(a, unbiased=False), np.var, ND2, label="unbiased=False"),
+    # PyTorch's default (Bessel's correction) and keywords; NumPy's axis= keeps ddof=0
+    Spec("var", lambda a: a.var(1), lambda a: a.var(axis=1, ddof=1), ND2, label="dim"),
+    Spec("std", lambda a: a.std(dim=0, keepdim=True), lambda a: a.std(0, ddof=1, keepdims=True),
+         ND2, label="dim=,keepdim="),
+    Spec("std", lambda a: a.std(axis=0, ddof=0), lambda a: a.std(axis=0), ND2, label="ddof=0"),
 ]
 
 _PROD_ZEROS = np.array([

@@ -1,10 +1,22 @@
-"""Activation layers: each wraps one function of ``lucid.nn.functional``."""
+"""Activation layers: each wraps one function of ``lucid.nn.functional``.
+
+``inplace=`` (PyTorch's ``nn.ReLU(inplace=True)``, also ``nn.ReLU(True)``) is accepted and
+changes nothing but the layer's printout: Lucid records no in-place ops in a graph, so the
+layer returns a new tensor with the same values and gradients (the input is left as it was).
+"""
 
 from __future__ import annotations
 
 from lucid.nn import functional as F
 from lucid.nn.module import Module
 from lucid.tensor import Tensor
+
+
+def _inplace(inplace: object) -> bool:
+    if not isinstance(inplace, bool):
+        raise TypeError(f"inplace must be True or False, got {inplace!r}")
+    return inplace
+
 
 __all__ = [
     "ReLU",
@@ -28,6 +40,13 @@ __all__ = [
 class ReLU(Module):
     """y = max(x, 0)."""
 
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = _inplace(inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
     def forward(self, x: Tensor) -> Tensor:
         return F.relu(x)
 
@@ -35,9 +54,10 @@ class ReLU(Module):
 class LeakyReLU(Module):
     """y = x for x > 0, negative_slope·x otherwise."""
 
-    def __init__(self, negative_slope: float = 0.01) -> None:
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
+        self.inplace = _inplace(inplace)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.leaky_relu(x, self.negative_slope)
@@ -49,9 +69,10 @@ class LeakyReLU(Module):
 class ELU(Module):
     """y = x for x > 0, alpha·(e^x - 1) otherwise."""
 
-    def __init__(self, alpha: float = 1.0) -> None:
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha = alpha
+        self.inplace = _inplace(inplace)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.elu(x, self.alpha)
@@ -79,6 +100,13 @@ class GELU(Module):
 class SiLU(Module):
     """y = x·sigmoid(x)."""
 
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = _inplace(inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
     def forward(self, x: Tensor) -> Tensor:
         return F.silu(x)
 
@@ -100,9 +128,9 @@ class Tanh(Module):
 class Softmax(Module):
     """y = softmax(x) along ``axis`` (each slice along it sums to 1)."""
 
-    def __init__(self, axis: int = -1) -> None:
+    def __init__(self, axis: int = -1, *, dim: int | None = None) -> None:
         super().__init__()
-        self.axis = axis
+        self.axis = axis if dim is None else dim  # dim=: PyTorch's name
 
     def forward(self, x: Tensor) -> Tensor:
         return F.softmax(x, self.axis)
@@ -114,9 +142,9 @@ class Softmax(Module):
 class LogSoftmax(Module):
     """y = log(softmax(x)) along ``axis``, computed stably."""
 
-    def __init__(self, axis: int = -1) -> None:
+    def __init__(self, axis: int = -1, *, dim: int | None = None) -> None:
         super().__init__()
-        self.axis = axis
+        self.axis = axis if dim is None else dim  # dim=: PyTorch's name
 
     def forward(self, x: Tensor) -> Tensor:
         return F.log_softmax(x, self.axis)
@@ -127,6 +155,13 @@ class LogSoftmax(Module):
 
 class SELU(Module):
     """y = scale·(x if x > 0 else alpha·(e^x - 1)), PyTorch's self-normalising constants."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = _inplace(inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
     def forward(self, x: Tensor) -> Tensor:
         return F.selu(x)
@@ -150,12 +185,26 @@ class Softplus(Module):
 class Mish(Module):
     """y = x·tanh(softplus(x))."""
 
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = _inplace(inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
     def forward(self, x: Tensor) -> Tensor:
         return F.mish(x)
 
 
 class Hardswish(Module):
     """y = x·relu6(x + 3)/6."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = _inplace(inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
     def forward(self, x: Tensor) -> Tensor:
         return F.hardswish(x)
@@ -164,12 +213,26 @@ class Hardswish(Module):
 class Hardsigmoid(Module):
     """y = relu6(x + 3)/6."""
 
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = _inplace(inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
     def forward(self, x: Tensor) -> Tensor:
         return F.hardsigmoid(x)
 
 
 class ReLU6(Module):
     """y = min(max(x, 0), 6)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = _inplace(inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
     def forward(self, x: Tensor) -> Tensor:
         return F.relu6(x)

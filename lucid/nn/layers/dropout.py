@@ -16,11 +16,14 @@ class Dropout(Module):
     (so the expected output equals the input); the identity in evaluation mode.  Masks come
     from ``lucid.random``: ``lucid.random.seed`` makes them reproducible."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p!r}")
         self.p = p
+        # PyTorch's inplace=: accepted; Lucid records no in-place ops, so the result is a new
+        # tensor with the same values (the input is left as it was)
+        self.inplace = bool(inplace)
 
     def forward(self, x: Tensor) -> Tensor:
         return dropout(x, self.p, self.training)

@@ -20,7 +20,7 @@ from lucid.ops import flatten
 from lucid.tensor import Tensor
 from lucid.types import Float32, as_numeric
 
-__all__ = ["Identity", "Linear", "Bilinear", "Flatten"]
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
 
 
 def _size(layer: str, name: str, value: Any, minimum: int = 0) -> int:
@@ -132,13 +132,32 @@ class Bilinear(Module):
 class Flatten(Module):
     """Flatten axes ``start_axis..end_axis`` into one (by default all but the batch axis)."""
 
-    def __init__(self, start_axis: int = 1, end_axis: int = -1) -> None:
+    def __init__(self, start_axis: int = 1, end_axis: int = -1, *,
+                 start_dim: int | None = None, end_dim: int | None = None) -> None:
         super().__init__()
-        self.start_axis = start_axis
-        self.end_axis = end_axis
+        # start_dim= / end_dim=: PyTorch's names
+        self.start_axis = start_axis if start_dim is None else start_dim
+        self.end_axis = end_axis if end_dim is None else end_dim
 
     def forward(self, x: Tensor) -> Tensor:
         return flatten(x, self.start_axis, self.end_axis)
 
     def extra_repr(self) -> str:
         return f"start_axis={self.start_axis}, end_axis={self.end_axis}"
+
+
+class Unflatten(Module):
+    """Split axis ``dim`` into the axes of ``unflattened_size`` (the inverse of Flatten):
+    (N, 12) with ``Unflatten(1, (3, 4))`` becomes (N, 3, 4)."""
+
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim = dim
+        self.unflattened_size = tuple(unflattened_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        d = self.dim % x.ndim
+        return x.reshape(x.shape[:d] + self.unflattened_size + x.shape[d + 1:])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

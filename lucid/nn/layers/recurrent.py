@@ -178,6 +178,10 @@ class GRUCell(_Cell):
 class _RNNBase(Module):
     mode = "RNN"
 
+    def flatten_parameters(self) -> None:
+        """PyTorch's call to pack cuDNN's weights into one buffer; Lucid keeps no such buffer,
+        so there is nothing to do (accepted so that PyTorch programs run)."""
+
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, dtype: Any = Float32,

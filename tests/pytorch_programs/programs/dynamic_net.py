@@ -1,0 +1,88 @@
+"""PyTorch: Control Flow + Weight Sharing (after "Learning PyTorch with Examples"): a model
+whose forward pass picks, at random, how many higher-order terms to add, all sharing one
+weight; five scalar parameters, SGD with momentum."""
+
+import math
+import random
+
+import torch
+
+
+class DynamicNet(torch.nn.Module):
+    def __init__(self):
+        """
+        In the constructor we instantiate five parameters and assign them as members.
+        """
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.randn(()))
+        self.b = torch.nn.Parameter(torch.randn(()))
+        self.c = torch.nn.Parameter(torch.randn(()))
+        self.d = torch.nn.Parameter(torch.randn(()))
+        self.e = torch.nn.Parameter(torch.randn(()))
+
+    def forward(self, x):
+        """
+        For the forward pass of the model, we randomly choose either 4, 5
+        and reuse the e parameter to compute the contribution of these orders.
+
+        Since each forward pass builds a dynamic computation graph, we can use normal
+        Python control-flow operators like loops or conditional statements when
+        defining the forward pass of the model.
+
+        Here we also see that it is perfectly safe to reuse the same parameter many
+        times when defining a computational graph.
+        """
+        y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+        for exp in range(4, random.randint(4, 6)):
+            y = y + self.e * x ** exp
+        return y
+
+    def string(self):
+        """
+        Just like any class in Python, you can also define custom method on PyTorch modules
+        """
+        return (f"y = {self.a.item()} + {self.b.item()} x + {self.c.item()} x^2 + "
+                f"{self.d.item()} x^3 + {self.e.item()} x^4 ? + {self.e.item()} x^5 ?")
+
+
+def build():
+    torch.manual_seed(0)
+    return DynamicNet()
+
+
+def make_data():
+    # Create Tensors to hold input and outputs.
+    x = torch.linspace(-math.pi, math.pi, 200)
+    y = torch.sin(x)
+    return x, y
+
+
+def run(model, data, steps=6):
+    x, y = data
+    random.seed(0)
+    # Construct our loss function and an Optimizer. Training this strange model with
+    # vanilla stochastic gradient descent is tough, so we use momentum
+    criterion = torch.nn.MSELoss(reduction="sum")
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
+    losses = []
+    for t in range(steps):
+        # Forward pass: Compute predicted y by passing x to the model
+        y_pred = model(x)
+
+        # Compute and print loss
+        loss = criterion(y_pred, y)
+        if t % 2 == 1:
+            print(t, loss.item())
+        losses.append(loss.item())
+
+        # Zero gradients, perform a backward pass, and update the weights.
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    print(f"Result: {model.string()}")
+    return {"losses": losses}
+
+
+if __name__ == "__main__":
+    run(build(), make_data())
