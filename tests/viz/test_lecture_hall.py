@@ -31,6 +31,10 @@ def _neuron():
     return o, (x1, x2, w1, w2, b, n)
 
 
+def _title(dot):
+    return re.search(r'graph \[.*label="((?:[^"\\]|\\.)*)"\];', dot)[1]
+
+
 def _labels(dot):
     return dict(re.findall(r'^\s+"(n\d+)" \[label="((?:[^"\\]|\\.)*)"', dot, re.M))
 
@@ -124,7 +128,10 @@ def test_gradients_while_the_graph_is_alive_come_from_one_walk_that_writes_no_gr
     assert float(tensors[0].grad) == pytest.approx(-1.5)
     # after a plain backward the graph is released: leaves show .grad, the rest say so
     labels = _labels(lucid_viz.draw(o, show=("grad",)).dot())
-    assert "grad -1.5" in labels["n0"] and "grad not kept" in labels["n8"]
+    assert "grad -1.5" in labels["n0"] and "grad freed by backward()" in labels["n8"]
+    # and the title names the fix, in a student's words
+    dot = lucid_viz.draw(o, show=("grad",)).dot()
+    assert "backward(keep_grad=True), or draw before backward()" in _title(dot).replace("\\n", " ")
 
 
 def test_large_tensors_show_a_summary_and_show_is_checked():

@@ -350,5 +350,5 @@ def test_every_highlight_of_a_frame_is_explained_in_its_legend():
     for text in ("being processed now", "gradient complete, passed on",
                  "its gradient flows now, against the arrow",
                  "already carried its gradient"):
-        assert f'label="{text}"' in dot, text
+        assert f'<TD ALIGN="LEFT">{text}</TD>' in dot, text  # one line under the picture
     assert {HIGHLIGHT, DONE, PASSED} <= {colour for colour, _ in KEY}
