@@ -140,10 +140,10 @@ def write_dot(scene: Scene) -> str:
     lines = [
         "digraph lucid {",
         f"  graph [rankdir={scene.rankdir}, labelloc=t, fontname=\"Helvetica\", fontsize=14, "
-        f"nodesep=0.3, ranksep=0.4, label={_q(scene.title)}];",
+        f"nodesep=0.25, ranksep=0.4, label={_q(scene.title)}];",
         # the margin leaves room for fonts wider than Graphviz's estimate (DejaVu Sans)
         f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={FONT_PT}, '
-        'penwidth=1, margin="0.16,0.06"];',
+        'penwidth=1, margin="0.11,0.05"];',
         '  edge [color="#666666", arrowsize=0.7, fontname="Helvetica", fontsize=11];',
     ]
     indent = "  "
@@ -179,7 +179,7 @@ def _write_items(items: list[Item | Cluster], indent: str, lines: list[str]) -> 
             lines.append(indent + _node_stmt(item))
             continue
         lines.append(f"{indent}subgraph {_q('cluster_' + item.name)} {{")
-        lines.append(f'{indent}  label={_q(item.label)}; style="rounded"; color="#9a9a9a"; '
+        lines.append(f'{indent}  label={_q(item.label)}; style="rounded"; color="#9a9a9a"; peripheries=1; '
                      f'fontsize=12; labeljust=l;')
         _write_items(item.items, indent + "  ", lines)
         lines.append(indent + "}")

@@ -143,7 +143,7 @@ def test_large_tensors_show_a_summary_and_show_is_checked():
     assert f"data mean {a.mean():.4g} std {a.std():.4g}" in label
     assert f"min {a.min():.4g} max {a.max():.4g}" in label
     assert "(4,5)" in label and "on cpu" in label and "160 bytes" in label
-    with pytest.raises(ValueError, match=r"to_dot: show may hold .*got 'value'"):
+    with pytest.raises(ValueError, match=r"^draw: show may hold .*got 'value'"):  # public call
         lucid_viz.draw(y, show=("value",))
 
 

@@ -444,7 +444,8 @@ def test_an_op_level_resnet_block_flows_one_way():
         pytest.skip("no Graphviz dot")
     lucid.random.seed(0)
     block = resnet_18(num_classes=10).layer1[0]
-    drawing = draw(block, lucid.zeros(1, 64, 8, 8, dtype=lucid.Float32))
+    # (every op, as asked: not collapsed to fit the page)
+    drawing = draw(block, lucid.zeros(1, 64, 8, 8, dtype=lucid.Float32), fit=False)
     assert 'subgraph "cluster_relu#1"' in drawing.dot()
     assert "relu (ReLU) (call 2)" in drawing.dot()
     svg = drawing.svg()

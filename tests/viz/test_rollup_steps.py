@@ -11,7 +11,8 @@ import pytest
 
 import lucid
 from lucid import nn
-from lucid_viz import draw, graphviz_bin, trace
+from lucid_viz import draw as draw_fitted
+from lucid_viz import graphviz_bin, trace
 from lucid_viz.dot import sum_cost
 from lucid_viz.magic import count_source
 from lucid_viz.view import build_view
@@ -26,6 +27,12 @@ _CLUSTER = re.compile(r'subgraph "cluster_([^"]+)" \{\n\s*label="((?:[^"\\]|\\.)
 def cluster_labels(dot: str) -> dict[str, str]:
     return {m[1]: m[2].replace("\\n", "\n") for m in _CLUSTER.finditer(dot)
             if m[1] != "legend"}
+
+
+def draw(*args, **options):
+    """The view asked for: these tests read how steps roll up, not how a picture is then
+    laid out to fit the page (tests/viz/test_fit.py)."""
+    return draw_fitted(*args, fit=options.pop("fit", False), **options)
 
 
 def node_label(dot: str, node_id: str) -> str:
