@@ -140,7 +140,7 @@ def write_dot(scene: Scene) -> str:
     lines = [
         "digraph lucid {",
         f"  graph [rankdir={scene.rankdir}, labelloc=t, fontname=\"Helvetica\", fontsize=14, "
-        f"nodesep=0.25, ranksep=0.4, label={_q(scene.title)}];",
+        f"nodesep=0.25, ranksep=0.3, label={_q(scene.title)}];",
         # the margin leaves room for fonts wider than Graphviz's estimate (DejaVu Sans)
         f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={FONT_PT}, '
         'penwidth=1, margin="0.11,0.05"];',
@@ -149,7 +149,8 @@ def write_dot(scene: Scene) -> str:
     indent = "  "
     if scene.legend:
         lines.append('  subgraph "cluster_legend" {')
-        lines.append(f"    label=<{_legend_table(scene.legend)}>; labelloc=b; labeljust=c; "
+        lines.append(f"    label=<{_legend_table(scene.legend, scene.legend_width)}>; "
+                     "labelloc=b; labeljust=c; "
                      'peripheries=0; fontsize=11;')
         indent = "    "
     _write_items(scene.items, indent, lines)
@@ -212,14 +213,14 @@ def _legend_cells(k: Key) -> str:
     return f'{swatch}<TD ALIGN="LEFT">{text}</TD>'
 
 
-def _legend_table(keys: list[Key]) -> str:
-    """The legend as an HTML-like table: entries side by side, a new row past
-    :data:`LEGEND_WIDTH` characters."""
+def _legend_table(keys: list[Key], width: int = LEGEND_WIDTH) -> str:
+    """The legend as an HTML-like table: entries side by side, a new row past ``width``
+    characters."""
     rows: list[list[Key]] = [[]]
     used = 0
     for k in keys:
         size = len(k.text) + 4
-        if rows[-1] and used + size > LEGEND_WIDTH:
+        if rows[-1] and used + size > width:
             rows.append([])
             used = 0
         rows[-1].append(k)

@@ -56,6 +56,8 @@ def svg_size(svg: str) -> tuple[float, float]:
 def node_text_px(svg: str, width_px: float = PAGE_PX, height_px: float | None = None) -> float:
     """How tall node text is (CSS px) once the picture is scaled into ``width_px`` (and
     ``height_px``, for a box of fixed height such as a stepper frame); never scaled up."""
+    if _SIZE.search(svg) is None:  # not Graphviz's picture: nothing to measure, take it
+        return FONT_PT * _PX_PER_PT
     w, h = svg_size(svg)
     scale = min(1.0, width_px / w, height_px / h if height_px else 1.0)
     return FONT_PT * _PX_PER_PT * scale

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from lucid.backends import get_backend
 from lucid.cost import Cost, check_unit
 from lucid.shapes import fmt
@@ -62,7 +64,7 @@ DEFAULT_SHOW = ("name", "shape", "dtype", "flops")
 #: the longest line of a title before it wraps (characters): a title never sets the width
 TITLE_WIDTH = 44
 #: the longest line of the legend (characters) before it starts a second one
-LEGEND_WIDTH = 72
+LEGEND_WIDTH = 80
 #: what a node says when ``backward()`` freed its gradient
 FREED = "grad freed by backward()"
 
@@ -129,6 +131,7 @@ class Scene:
     items: list[Item | Cluster]  # the top level
     links: list[Link]
     legend: list[Key]
+    legend_width: int = LEGEND_WIDTH  # characters in a row of the legend
 
 
 # -- counts and words ------------------------------------------------------------------------
@@ -246,8 +249,10 @@ def _grad_lines(n: Node, o: _Opts) -> list[str]:
         return []
     g = o.grads.get(n.id)
     if g is None:
-        return ["grad: not yet"] if o.arrived else [FREED]
-    return value_lines("grad", get_backend(n.device).to_numpy(g))
+        return ["grad ?"] if o.arrived else [FREED]  # (? : not arrived yet)
+    if not isinstance(g, np.ndarray):  # a backend array (the stepper hands NumPy already)
+        g = get_backend(n.device).to_numpy(g)
+    return value_lines("grad", g)
 
 
 def node_label(graph: Graph, n: Node, o: _Opts, note: str | None) -> str:
@@ -581,4 +586,6 @@ def build_scene(
     text = title_text(graph, o, title, head_notes, totals)
     if not legend and o.flops and totals:  # the caption has no legend to sit in
         text += "\n" + "\n".join(wrap(caption(o.unit, macs)))
-    return Scene(text, rankdir, items, links, keys)
+    # a stepper frame's legend sits under a narrow picture: two short rows, not one wide one
+    return Scene(text, rankdir, items, links, keys,
+                 TITLE_WIDTH if legend == "key" else LEGEND_WIDTH)

@@ -92,7 +92,7 @@ def test_nodes_show_names_and_unnamed_leaves_say_what_they_are():
     stepper = step_backward(y)
     assert {stepper.names[k] for k in firsts} == {"input n0", "w", "Mul n2", "constant n3",
                                                    "Mul n4", "Sum n5"}
-    assert any(line.startswith("  -> w (input 1)") for k in range(len(stepper))
+    assert any(line.startswith("  -> w (input 1)") for k in range(1, len(stepper) + 1)
                for line in stepper.frame_text(k).splitlines())
 
 
