@@ -99,6 +99,13 @@ def _node_scopes(graph: Graph, modules: ModuleInfo | None, consumers: Mapping[st
             scopes[n.id] = _parent(n.name)  # owned by the module that registered it
         elif not n.is_leaf:
             scopes[n.id] = ops.get(n.id, "")
+    for n in graph.nodes:  # an op recorded outside a model run sits with the parameters it
+        # reads when they are one module's (the Linear op of fc.weight and fc.bias is fc's)
+        if not n.is_leaf and n.id not in ops:
+            owners = {scopes[p] for p in producers.get(n.id, ())
+                      if graph.node(p).role in ("parameter", "buffer") and p in scopes}
+            if len(owners) == 1:
+                scopes[n.id] = owners.pop()
     for n in graph.nodes:  # a constant sits with the op that uses it (eps in a BatchNorm)
         if n.id not in scopes:
             users = {scopes.get(c, "") for c in consumers.get(n.id, ())}
