@@ -180,8 +180,9 @@ def _write_items(items: list[Item | Cluster], indent: str, lines: list[str]) -> 
             lines.append(indent + _node_stmt(item))
             continue
         lines.append(f"{indent}subgraph {_q('cluster_' + item.name)} {{")
-        lines.append(f'{indent}  label={_q(item.label)}; style="rounded"; color="#9a9a9a"; peripheries=1; '
-                     f'fontsize=12; labeljust=l;')
+        # (peripheries: the legend's cluster around the picture has none; these do)
+        lines.append(f'{indent}  label={_q(item.label)}; style="rounded"; color="#9a9a9a"; '
+                     'peripheries=1; fontsize=12; labeljust=l;')
         _write_items(item.items, indent + "  ", lines)
         lines.append(indent + "}")
 

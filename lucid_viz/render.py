@@ -162,8 +162,9 @@ def draw(target: Any, *inputs: Any, train: bool = False, **options: Any) -> Draw
     shows: ``show=("data", "grad")`` puts values and gradients on the nodes), ``title``,
     ``legend``, ``rollup`` (True: identical blocks, and the time steps of a recurrent layer,
     are drawn once, "LSTM step × 32"; False: every one), ``rankdir``, and ``fit`` (True: a
-    picture too wide to read at the page's width lays itself out another way and says so).  A model that returns a
-    tuple (``nn.LSTM``) is drawn from its first item.  In a notebook the result displays as SVG.
+    picture too wide to read at the page's width lays itself out another way and says so).
+    A model that returns a tuple (``nn.LSTM``) is drawn from its first item.  In a notebook
+    the result displays as SVG, scaled to the page's width.
     """
     if isinstance(target, Graph):
         if inputs:

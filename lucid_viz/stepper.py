@@ -585,8 +585,8 @@ def _legend_html() -> str:
                       f"border:3px solid {colour};border-radius:3px'></span>")
         parts.append(f"<span style='white-space:nowrap;margin-right:12px'>{swatch} "
                      f"{html.escape(text)}</span>")
-    return (f"<div class='lucid-legend' style='height:{LEGEND_HEIGHT}px;font-size:14px;text-align:center;"
-            f"line-height:20px;padding-top:2px'>{''.join(parts)}</div>")
+    return (f"<div class='lucid-legend' style='height:{LEGEND_HEIGHT}px;font-size:14px;"
+            f"text-align:center;line-height:20px;padding-top:2px'>{''.join(parts)}</div>")
 
 
 def _fit_box(svg: str) -> str:

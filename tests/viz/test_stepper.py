@@ -361,3 +361,63 @@ def test_every_highlight_of_a_frame_is_explained_in_its_legend():
         assert f"> {text}</span>" in legend, text
         assert not static or f">{text}</text>" in static, text  # one line under the picture
     assert {HIGHLIGHT, DONE, PASSED} <= {colour for colour, _ in KEY}
+
+
+# -- the stepper for the back row -------------------------------------------------------------
+
+def chapter_03_loss():
+    """Chapter 03's graph: L = sum(tanh(w * x + b)), w, x and b named."""
+    w = lucid.Tensor(np.array([0.5, -0.3]), requires_grad=True, name="w")
+    x = lucid.Tensor(np.array([1.0, 2.0]), name="x")
+    b = lucid.Tensor(0.1, requires_grad=True, name="b")
+    with lucid.count_flops():
+        return lucid.tanh(w * x + b).sum()
+
+
+def neuron_loss():
+    """micrograd's 10-node neuron."""
+    from tests.viz.test_fit import neuron
+
+    return neuron()
+
+
+@pytest.mark.parametrize("make", [chapter_03_loss, neuron_loss], ids=["chapter 03", "neuron"])
+def test_frames_show_values_and_arrived_gradients_in_text_a_room_can_read(make, graphviz_bin):
+    if graphviz_bin.find_dot() is None:
+        pytest.skip("no Graphviz binary")
+    from lucid_viz import fit
+    from lucid_viz.stepper import LEGEND_HEIGHT, PICTURE_HEIGHT, PICTURE_SHARE, PLAYER_PX
+
+    stepper = step_backward(make())
+    box = (PLAYER_PX * PICTURE_SHARE, PICTURE_HEIGHT - LEGEND_HEIGHT)  # the player at 1024x768
+    for k in range(1, len(stepper) + 1):
+        svg = stepper.frame_svg(k)
+        assert fit.node_text_px(svg, *box) >= fit.FLOOR_PX, k
+    # step 1 is the output: its gradient (ones) has arrived, no other has
+    first = stepper.frame_dot(1)
+    out = stepper.frames[0].node
+    assert re.search(rf'"{out}" \[label="[^"]*\\ngrad 1"', first)
+    assert first.count("grad ?") == sum(n.requires_grad for n in stepper.graph.nodes) - 1
+    last = stepper.frame_dot(len(stepper))
+    assert "grad ?" not in last and "data " in last  # every value and every gradient
+
+
+def test_frame_numbers_count_from_one_as_the_player_does():
+    stepper = step_backward(small_loss()[0])
+    assert stepper.frame_text(1).startswith("step 1: ")
+    assert stepper.frame_text(len(stepper)).startswith(f"step {len(stepper)}: ")
+    for bad in (0, len(stepper) + 1):
+        with pytest.raises(IndexError, match=r"steps are numbered 1 to 9, as the player"):
+            stepper.frame_text(bad)
+
+
+def test_step_backward_after_backward_says_to_step_first():
+    loss, _ = small_loss()
+    loss.backward()
+    with pytest.raises(RuntimeError, match=r"step_backward: backward\(\) has already run on "
+                                           r"this graph.*Call step_backward\(loss\) before "
+                                           r"loss.backward\(\)"):
+        step_backward(loss)
+    loss, _ = small_loss()
+    loss.backward(retain_graph=True)
+    assert len(step_backward(loss)) == 9  # a kept graph can still be stepped through
