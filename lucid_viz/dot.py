@@ -182,7 +182,7 @@ def _write_items(items: list[Item | Cluster], indent: str, lines: list[str]) -> 
         lines.append(f"{indent}subgraph {_q('cluster_' + item.name)} {{")
         # (peripheries: the legend's cluster around the picture has none; these do)
         lines.append(f'{indent}  label={_q(item.label)}; style="rounded"; color="#9a9a9a"; '
-                     'peripheries=1; fontsize=12; labeljust=l;')
+                     'peripheries=1; fontsize=12; labeljust=l; labelloc=t;')
         _write_items(item.items, indent + "  ", lines)
         lines.append(indent + "}")
 

@@ -11,10 +11,10 @@ first of these ways that fits (:func:`layouts`):
 
 1. the other way round (left to right instead of top to bottom): a graph wide because of many
    inputs side by side -- the weights of a rolled-up recurrent cell -- stacks them instead;
-2. fewer details per node (name and count, no shape or dtype line);
-3. both;
-4. modules collapsed one level at a time (``depth``), each of the above again;
-5. the node-count guard at a small size (the nodes nearest the output).
+2. fewer details per node (name and count, no shape or dtype line; then the name alone,
+   the clusters keeping the counts), each both ways round;
+3. modules collapsed one level at a time (``depth``), each of the above again;
+4. the node-count guard at a small size (the nodes nearest the output).
 
 The title says what was changed, so nothing is left out silently.
 """
@@ -41,8 +41,9 @@ _SIZE = re.compile(r'<svg (?:style="[^"]*" )?width="([\d.]+)pt" height="([\d.]+)
 _FLIP = {"TB": "LR", "LR": "TB", "BT": "RL", "RL": "BT"}
 _WORDS = {"LR": "laid out left to right", "RL": "laid out right to left",
           "TB": "laid out top to bottom", "BT": "laid out bottom to top"}
-#: what "fewer details" keeps of a node's lines
+#: what "fewer details" keeps of a node's lines, and then what "fewest" keeps
 _BRIEF = ("name", "flops", "data", "grad")
+_BARE = ("name", "data", "grad")
 
 
 def svg_size(svg: str) -> tuple[float, float]:
@@ -84,13 +85,16 @@ def _ways(options: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[str]]]
     show = tuple(options.get("show", ("name", "shape", "dtype", "flops")))
     if isinstance(options.get("show"), str):
         show = (options["show"],)
-    brief = tuple(s for s in show if s in _BRIEF) or ("name",)
     yield {"rankdir": _FLIP[rankdir]}, [_WORDS[_FLIP[rankdir]]]
-    if brief != show:
-        left = ", ".join(s for s in show if s not in _BRIEF)
-        yield {"show": brief}, [f"{left} left out"]
-        yield ({"show": brief, "rankdir": _FLIP[rankdir]},
-               [_WORDS[_FLIP[rankdir]], f"{left} left out"])
+    tried = show
+    for keep in (_BRIEF, _BARE):
+        fewer = tuple(s for s in show if s in keep) or ("name",)
+        if fewer == tried:
+            continue
+        tried = fewer
+        left = f"{', '.join(s for s in show if s not in keep)} left out of the nodes"
+        yield {"show": fewer}, [left]
+        yield {"show": fewer, "rankdir": _FLIP[rankdir]}, [_WORDS[_FLIP[rankdir]], left]
 
 
 def layouts(graph: Graph, modules: ModuleInfo | None, options: dict[str, Any]

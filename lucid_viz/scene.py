@@ -286,7 +286,7 @@ def _rolled_note(graph: Graph, view: _View, s: _Shown, note: str | None) -> str 
         unit = next((view.units[s.path[:k]] for k in range(len(s.path), 0, -1)
                      if s.path[:k] in view.units), None)
         what = unit.what if unit is not None else "step"
-        note = "\n".join(x for x in (note, f"(the output: this op at the last {what})") if x)
+        note = "\n".join(x for x in (note, f"(the output: at the last {what})") if x)
     return note
 
 
@@ -354,7 +354,7 @@ def title_text(graph: Graph, o: _Opts, title: str | None, notes: list[str],
     if totals and not o.counted and "flops" in o.show:
         lines += wrap("not counted: record the graph inside lucid.count_flops(), or "
                       "draw(model, input)", width)
-    elif totals and "flops" in o.show:
+    elif totals and o.counted:  # (also when the nodes leave their counts out)
         lines += wrap("forward: " + _cost_text(sum_cost(graph.nodes), o.unit), width)
         if o.backward:
             lines += wrap("backward: " + _cost_text(sum_cost(graph.nodes, True), o.unit),
@@ -416,6 +416,8 @@ def _item(graph: Graph, view: _View, s: _Shown, o: _Opts, ctx: dict[str, Any]) -
     form = {"parameter": "parameter", "buffer": "parameter", "input": "input",
             "constant": "constant"}.get(n.role, "op")
     more = f" (and {len(s.members) - 1} more, rolled up)" if len(s.members) > 1 else ""
+    if s.count > 1:  # identical ops side by side, drawn once
+        note = "\n".join(x for x in (f"× {s.count}, one drawn", note) if x)
     return Item(s.id, node_label(graph, n, o, _rolled_note(graph, view, s, note)),
                 ROLE_GROUP.get(n.role, "op"), n.device, form,
                 n.role == "output" or graph.output in s.members,
@@ -498,7 +500,7 @@ def _legend(items: list[Item], links: list[Link], key: list[tuple[str, str]], o:
             keys.append(Key("edge", colour, "solid", text[5:].strip()))
         else:
             keys.append(Key("border", colour, colour, text))
-    if o.flops and any(not i.group == "data" for i in items):
+    if o.counted and legend != "key" and any(i.group != "data" for i in items):
         keys.append(Key("text", "", "", caption(o.unit, macs)))
     return keys
 
@@ -584,7 +586,7 @@ def build_scene(
     keys = _legend(_flatten(items), links, list(key), o, legend, macs)
     head_notes = [x for x in (guard_note, layout_note) if x] + _freed_note(graph, o)
     text = title_text(graph, o, title, head_notes, totals)
-    if not legend and o.flops and totals:  # the caption has no legend to sit in
+    if not legend and o.counted and totals:  # the caption has no legend to sit in
         text += "\n" + "\n".join(wrap(caption(o.unit, macs)))
     # a stepper frame's legend sits under a narrow picture: two short rows, not one wide one
     return Scene(text, rankdir, items, links, keys,

@@ -524,6 +524,37 @@ def _carried(ks: set[int], count: int, what: str) -> str:
     return f"{len(ks)} of {count} {what}s"
 
 
+def _fold_parallel(graph: Graph, view: _View) -> _View:
+    """Fold identical ops side by side -- the same op, shape and place, fed by the same drawn
+    nodes and feeding the same ones -- into the first: a loop's 20 slices ``x[t]`` feeding a
+    collapsed cell are drawn as one node "× 20" (a view with modules collapsed only)."""
+    ins: dict[str, set[str]] = defaultdict(set)
+    outs: dict[str, set[str]] = defaultdict(set)
+    for e in graph.edges:
+        a, b = view.where[e.src], view.where[e.dst]
+        if a != b:
+            outs[a].add(b)
+            ins[b].add(a)
+    first: dict[tuple, _Shown] = {}
+    merged: set[str] = set()
+    for sid, s in view.shown.items():
+        n = graph.node(sid) if s.kind == "node" else None
+        if n is None or n.is_leaf or len(s.members) > 1 or not ins[sid]:
+            continue
+        key = (n.op, n.shape, n.dtype, n.device, s.path, frozenset(ins[sid]),
+               frozenset(outs[sid]))
+        if key not in first:
+            first[key] = s
+            continue
+        first[key].members.extend(s.members)
+        first[key].count += 1
+        merged.add(sid)
+    if not merged:
+        return view
+    shown = {k: v for k, v in view.shown.items() if k not in merged}
+    return replace(view, shown=shown, where={m: s.id for s in shown.values() for m in s.members})
+
+
 def _truncate(graph: Graph, view: _View, keep: int) -> _View:
     """Keep the ``keep`` drawn nodes nearest the output; fold the rest into one box."""
     preds: dict[str, list[str]] = defaultdict(list)
@@ -571,9 +602,12 @@ def build_view(graph: Graph, modules: ModuleInfo | None, *, depth: int | None,
 
     def view_at(k: int | None) -> _View:
         v = _build_view(graph, scopes, k, leaves, marks, types)
-        if rollup:
-            v = _roll_units(graph, v, consumers, out_edges)
-        return _roll_up(graph, v, types, out_edges) if rollup and k is not None else v
+        if not rollup:
+            return v
+        v = _roll_units(graph, v, consumers, out_edges)
+        if k is None:  # every op drawn: each one
+            return v
+        return _fold_parallel(graph, _roll_up(graph, v, types, out_edges))
 
     view = view_at(depth)
     guard_note = None

@@ -64,7 +64,7 @@ def test_a_graph_too_wide_lays_itself_out_again_and_says_so(make):
     assert fit.node_text_px(asked.svg()) < fit.FLOOR_PX  # as asked: unreadable at 592 px
     drawing = draw(model, x)
     assert fit.node_text_px(drawing.svg()) >= fit.FLOOR_PX
-    assert "to fit the page" in title(drawing.dot())
+    assert "to fit the page" in title(drawing.dot()).replace("\n", " ")
     assert 'style="max-width:100%;height:auto"' in drawing.svg()  # scales to the page
 
 
@@ -83,8 +83,8 @@ def test_a_graph_that_fits_is_drawn_as_asked():
 def test_fewer_details_when_that_is_enough():
     model, x = tagger(6)
     dot = draw(model, x).dot()
-    words = title(dot)
-    assert "shape, dtype left out to fit the page" in words
+    words = title(dot).replace("\n", " ")
+    assert "shape, dtype left out of the nodes to fit the page" in words
     assert "(6,2,4) Float64" not in dot  # no shape lines in the nodes
     assert "LSTM step × 6" in dot  # and still the rolled-up steps
 
@@ -207,3 +207,14 @@ def test_creation_functions_take_a_name():
             lucid.empty_like(t, name="a"), lucid.full_like(t, 2.0, name="a")]
     assert [m.name for m in made] == ["a"] * len(made)
     np.testing.assert_array_equal(lucid.eye(2, name="I").numpy(), np.eye(2))
+
+
+def test_a_collapsed_loop_draws_its_slices_once():
+    """Collapsed to depth 1, a cell called in a loop is one box, and the loop's slices x[t]
+    that feed it -- identical ops side by side -- one node "× 8", not eight."""
+    model, x = loop()
+    dot = draw(model, x, depth=1, fit=False).dot()
+    slices = re.findall(r'\[label="(GetItem n\d+(?:\\n[^"]*)?)"', dot)
+    assert len(slices) == 1 and "× 8, one drawn" in slices[0]
+    every = draw(model, x, fit=False, rollup=False, max_nodes=None).dot()
+    assert len(re.findall(r'\[label="GetItem n\d+', every)) == 8  # as asked: every op

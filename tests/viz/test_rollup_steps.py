@@ -240,7 +240,7 @@ def test_a_cell_called_in_a_loop_rolls_its_calls_up():
     assert sum("next call" in attrs for attrs in drawn.values()) == 2  # h feeds two ops
     # the output is the last call's: drawn by its counterpart, which says so
     out = [label for label, attrs in nodes(dot).values() if 'peripheries="2"' in attrs]
-    assert len(out) == 1 and out[0].endswith("\n(the output: this op at the last call)")
+    assert len(out) == 1 and out[0].endswith("\n(the output: at the last call)")
     constants = [n for n in graph.nodes if n.role == "constant"]  # the 1 in 1 - z, one a call
     assert len(constants) == 8
     per_call = len([n for n in ops if n.call == 1]) + 2  # with its x[t] and its constant
