@@ -38,6 +38,7 @@ PAGE_PX = 592
 FLOOR_PX = 12.0
 _PX_PER_PT = 4 / 3
 _SIZE = re.compile(r'<svg (?:style="[^"]*" )?width="([\d.]+)pt" height="([\d.]+)pt"')
+_SCALED = re.compile(r'<svg width="100%" style="[^"]*"\s+viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 _FLIP = {"TB": "LR", "LR": "TB", "BT": "RL", "RL": "BT"}
 _WORDS = {"LR": "laid out left to right", "RL": "laid out right to left",
           "TB": "laid out top to bottom", "BT": "laid out bottom to top"}
@@ -48,7 +49,7 @@ _BARE = ("name", "data", "grad")
 
 def svg_size(svg: str) -> tuple[float, float]:
     """The picture's natural width and height in CSS px (Graphviz writes points)."""
-    m = _SIZE.search(svg)
+    m = _SIZE.search(svg) or _SCALED.search(svg)  # (scaled: the viewBox is in pt)
     if m is None:
         raise ValueError("svg_size: not a Graphviz SVG (no width/height in pt)")
     return float(m[1]) * _PX_PER_PT, float(m[2]) * _PX_PER_PT
@@ -57,7 +58,7 @@ def svg_size(svg: str) -> tuple[float, float]:
 def node_text_px(svg: str, width_px: float = PAGE_PX, height_px: float | None = None) -> float:
     """How tall node text is (CSS px) once the picture is scaled into ``width_px`` (and
     ``height_px``, for a box of fixed height such as a stepper frame); never scaled up."""
-    if _SIZE.search(svg) is None:  # not Graphviz's picture: nothing to measure, take it
+    if _SIZE.search(svg) is None and _SCALED.search(svg) is None:  # nothing to measure
         return FONT_PT * _PX_PER_PT
     w, h = svg_size(svg)
     scale = min(1.0, width_px / w, height_px / h if height_px else 1.0)
@@ -65,9 +66,23 @@ def node_text_px(svg: str, width_px: float = PAGE_PX, height_px: float | None = 
 
 
 def scale_to_page(svg: str) -> str:
-    """The SVG drawn at most as wide as its container, scaled down with its proportions kept
-    (its ``viewBox``), wherever it is shown; its natural size otherwise."""
-    return re.sub(r"<svg (?!style=)", '<svg style="max-width:100%;height:auto" ', svg, count=1)
+    """The SVG scaled to its container wherever it is shown, its proportions kept (its
+    ``viewBox``).
+
+    JupyterLab shows an SVG output as an ``<img>`` that keeps the picture's own width, however
+    narrow the page: a picture wider than the narrowest page (:data:`PAGE_PX`) is therefore
+    made as wide as its container (``width="100%"``; at most half as large again as its
+    natural size where the page allows an inline one to grow); a narrower one keeps its size,
+    and shrinks only if its container is narrower still."""
+    m = _SIZE.search(svg)
+    if m is None:
+        return svg
+    width = float(m[1]) * _PX_PER_PT
+    if width <= PAGE_PX:
+        return re.sub(r"<svg (?!style=)", '<svg style="max-width:100%;height:auto" ', svg,
+                      count=1)
+    return (svg[:m.start()] + f'<svg width="100%" style="max-width:{1.5 * width:.0f}px;'
+            'height:auto"' + svg[m.end():])
 
 
 def _deepest(graph: Graph, modules: ModuleInfo | None) -> int:

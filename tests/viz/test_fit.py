@@ -50,9 +50,13 @@ def test_node_text_size_follows_the_scale_to_the_page():
     assert fit.node_text_px(svg) == pytest.approx(11 * 4 / 3 / 2)
     assert fit.node_text_px(svg, 1184) == pytest.approx(11 * 4 / 3)  # never scaled up
     assert fit.node_text_px(svg, 1184, 200) == pytest.approx(11 * 4 / 3 * 200 / 400)
+    # wider than the narrowest page: as wide as its container (JupyterLab's <img> would not
+    # shrink a fixed width), its size still readable from the viewBox
     scaled = fit.scale_to_page(svg)
-    assert scaled.startswith('<svg style="max-width:100%;height:auto" width="888pt"')
+    assert scaled.startswith('<svg width="100%" style="max-width:1776px;height:auto" viewBox=')
     assert fit.svg_size(scaled) == pytest.approx((1184, 400))
+    small = '<svg width="300pt" height="100pt" viewBox="0 0 300 100">'
+    assert fit.scale_to_page(small).startswith('<svg style="max-width:100%;height:auto" width=')
 
 
 @needs_dot
@@ -65,7 +69,7 @@ def test_a_graph_too_wide_lays_itself_out_again_and_says_so(make):
     drawing = draw(model, x)
     assert fit.node_text_px(drawing.svg()) >= fit.FLOOR_PX
     assert "to fit the page" in title(drawing.dot()).replace("\n", " ")
-    assert 'style="max-width:100%;height:auto"' in drawing.svg()  # scales to the page
+    assert '<svg width="100%"' in drawing.svg()  # scales to the page
 
 
 @needs_dot
