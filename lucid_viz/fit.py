@@ -29,16 +29,21 @@ from lucid_viz.dot import FONT_PT
 from lucid_viz.graph import Graph
 from lucid_viz.view import ModuleInfo
 
-__all__ = ["FLOOR_PX", "PAGE_PX", "layouts", "node_text_px", "scale_to_page", "svg_size"]
+__all__ = ["FLOOR_PX", "PAGE_PX", "TALL_PX", "layouts", "node_text_px", "page_height_px",
+           "scale_to_page", "svg_size"]
 
 #: the narrowest notebook output area a picture must fit (CSS px): JupyterLab at 1024x768
 #: with the file browser open (844 px with it closed)
 PAGE_PX = 592
 #: the smallest node text a picture may have there (CSS px)
 FLOOR_PX = 12.0
+#: taller than this (CSS px, one and a half 768-px screens), a picture that fits tries the
+#: other way round and fewer details for a shorter one (it never collapses for height)
+TALL_PX = 1152
 _PX_PER_PT = 4 / 3
 _SIZE = re.compile(r'<svg (?:style="[^"]*" )?width="([\d.]+)pt" height="([\d.]+)pt"')
-_SCALED = re.compile(r'<svg width="100%" style="[^"]*"\s+viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
+_SCALED = re.compile(r'<svg width="100%" style="[^"]*"\s+'
+                     r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 _FLIP = {"TB": "LR", "LR": "TB", "BT": "RL", "RL": "BT"}
 _WORDS = {"LR": "laid out left to right", "RL": "laid out right to left",
           "TB": "laid out top to bottom", "BT": "laid out bottom to top"}
@@ -63,6 +68,12 @@ def node_text_px(svg: str, width_px: float = PAGE_PX, height_px: float | None = 
     w, h = svg_size(svg)
     scale = min(1.0, width_px / w, height_px / h if height_px else 1.0)
     return FONT_PT * _PX_PER_PT * scale
+
+
+def page_height_px(svg: str, width_px: float = PAGE_PX) -> float:
+    """How tall the picture is (CSS px) once scaled into ``width_px``."""
+    w, h = svg_size(svg)
+    return h * min(1.0, width_px / w)
 
 
 def scale_to_page(svg: str) -> str:

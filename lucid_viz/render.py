@@ -72,20 +72,33 @@ class Drawing:
         return self._chosen
 
     def _first_that_fits(self) -> tuple[str, str]:
+        """Readable at the page's width first; then, among the layouts with the same view
+        (the other way round, fewer details), the shortest if the first is taller than
+        :data:`lucid_viz.fit.TALL_PX`."""
         best: tuple[float, str, str] | None = None
+        tall: tuple[float, str, str] | None = None
         tries = fit.layouts(self.graph, self.modules, self.options) if self.fit else [({}, None)]
         for change, note in tries:
+            if tall is not None and ("depth" in change or "max_nodes" in change):
+                break  # a tall picture is no reason to show less of the graph
+            if tall is not None and "flops" not in change.get("show", ("flops",)):
+                continue  # nor to drop the counts
             dot = self._asked if not change else to_dot(
                 self.graph, modules=self.modules, where="draw", layout_note=note,
                 **{**self.options, **change})
             svg = graphviz_bin.render(dot, "svg").decode("utf-8")
             size = fit.node_text_px(svg)
             if size >= fit.FLOOR_PX:
-                return dot, svg
-            if best is None or size > best[0] + 0.5:  # (a layout must be clearly better)
+                height = fit.page_height_px(svg)
+                if height <= fit.TALL_PX:
+                    return dot, svg
+                if tall is None or height < tall[0]:
+                    tall = (height, dot, svg)
+            elif best is None or size > best[0] + 0.5:  # (a layout must be clearly better)
                 best = (size, dot, svg)
-        assert best is not None
-        return best[1], best[2]
+        chosen = tall or best
+        assert chosen is not None
+        return chosen[1], chosen[2]
 
     def dot(self) -> str:
         """The Graphviz DOT source of the picture as drawn."""
