@@ -225,28 +225,7 @@ def plot_attention(weights: Any, tokens: Sequence[Any] | str | None = None, *,
     when a map is at most 12 by 12).
     """
     where = "plot_attention"
-    data = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights)
-    if data.dtype.kind not in "fiu":
-        raise TypeError(f"{where}: weights must be numbers, got an array of {data.dtype}")
-    data = data.astype(np.float64)
-    shape = fmt(data.shape)
-    if sample is not None:
-        if data.ndim not in (3, 4):
-            raise ValueError(f"{where}: sample={sample} picks a sequence of a batch, (N, L, S) "
-                             f"or (N, heads, L, S); weights of shape {shape} have no batch axis")
-        if not -data.shape[0] <= sample < data.shape[0]:
-            raise ValueError(f"{where}: sample={sample} is out of range for the "
-                             f"{data.shape[0]} sequences of weights of shape {shape}")
-        data = data[sample]
-    elif data.ndim == 4:
-        if data.shape[0] != 1:
-            raise ValueError(f"{where}: weights of shape {shape} hold {data.shape[0]} "
-                             f"sequences (N, heads, L, S); pick one with sample=0 ... "
-                             f"{data.shape[0] - 1}")
-        data = data[0]
-    if data.ndim not in (2, 3):
-        raise ValueError(f"{where}: weights must be (L, S), (heads, L, S) or (N, heads, L, S) "
-                         f"(with sample=i for a batch), got shape {shape}")
+    data, shape = _attention_data(where, weights, sample)
     heads = data.ndim == 3
     maps = data if heads else data[None]
     n_query, n_key = maps.shape[1:]
@@ -297,6 +276,34 @@ def plot_attention(weights: Any, tokens: Sequence[Any] | str | None = None, *,
     which = f" (sequence {sample})" if sample is not None else ""
     fig.suptitle(title or f"Attention weights{which}", fontsize=13)
     return _readable(fig)
+
+
+def _attention_data(where: str, weights: Any, sample: int | None) -> tuple[np.ndarray, str]:
+    """The weights to plot as floats, one map (L, S) or one per head (heads, L, S), and the
+    shape they were given in (for messages)."""
+    data = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights)
+    if data.dtype.kind not in "fiu":
+        raise TypeError(f"{where}: weights must be numbers, got an array of {data.dtype}")
+    data = data.astype(np.float64)
+    shape = fmt(data.shape)
+    if sample is not None:
+        if data.ndim not in (3, 4):
+            raise ValueError(f"{where}: sample={sample} picks a sequence of a batch, (N, L, S) "
+                             f"or (N, heads, L, S); weights of shape {shape} have no batch axis")
+        if not -data.shape[0] <= sample < data.shape[0]:
+            raise ValueError(f"{where}: sample={sample} is out of range for the "
+                             f"{data.shape[0]} sequences of weights of shape {shape}")
+        data = data[sample]
+    elif data.ndim == 4:
+        if data.shape[0] != 1:
+            raise ValueError(f"{where}: weights of shape {shape} hold {data.shape[0]} "
+                             f"sequences (N, heads, L, S); pick one with sample=0 ... "
+                             f"{data.shape[0] - 1}")
+        data = data[0]
+    if data.ndim not in (2, 3):
+        raise ValueError(f"{where}: weights must be (L, S), (heads, L, S) or (N, heads, L, S) "
+                         f"(with sample=i for a batch), got shape {shape}")
+    return data, shape
 
 
 def _token_labels(where: str, tokens: Sequence[Any] | str | None, count: int, what: str,

@@ -406,66 +406,97 @@ def _roll_units(graph: Graph, view: _View, consumers: Mapping[str, list[str]],
                     break
     if not unit_of:
         return view
-    members: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for sid, u in unit_of.items():
-        members[u].append(sid)
-    satellites = _satellites(graph, view, unit_of, consumers)
+    roller = _Roller(graph, view, unit_of, _satellites(graph, view, unit_of, consumers),
+                     out_edges)
+    families: dict[tuple, list[_Unit]] = defaultdict(list)
+    for u in roller.members:
+        families[view.units[u].family].append(view.units[u])
+    for family in families.values():
+        family.sort(key=lambda unit: unit.n)
+        for run in roller.runs(family):
+            roller.merge(run)
+    if not roller.position:
+        return view
+    return _roll_notes(graph, view, roller.shown, roller.units, roller.position)
 
-    def signature(u: tuple[str, ...], ids: list[str]) -> tuple:
+
+class _Roller:
+    """The units of a view as they roll up: which nodes each holds, which runs match, and
+    (``position``) where each graph node of a rolled run now sits (its roll-up, its place)."""
+
+    def __init__(self, graph: Graph, view: _View, unit_of: Mapping[str, tuple[str, ...]],
+                 satellites: Mapping[tuple[str, ...], list[str]],
+                 out_edges: Mapping[str, list[Edge]]) -> None:
+        self.graph, self.view, self.unit_of = graph, view, unit_of
+        self.satellites, self.out_edges = satellites, out_edges
+        self.members: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for sid, u in unit_of.items():
+            self.members[u].append(sid)
+        self.shown = dict(view.shown)
+        self.units = dict(view.units)
+        self.position: dict[str, tuple[tuple[str, ...], int]] = {}
+
+    def signature(self, u: tuple[str, ...], ids: list[str]) -> tuple:
+        """What must match for two units to roll up: ops, shapes, places and wiring."""
         local = {m: i for i, m in enumerate(ids)}
         nodes = []
         for m in ids:
-            n = graph.node(m)
-            inside = (tuple(p.split("#")[0] for p in view.shown[m].path[len(u):])
-                      if m in unit_of else None)  # None: a satellite, drawn outside
+            n = self.graph.node(m)
+            inside = (tuple(p.split("#")[0] for p in self.view.shown[m].path[len(u):])
+                      if m in self.unit_of else None)  # None: a satellite, drawn outside
             role = "intermediate" if n.role == "output" else n.role
             nodes.append((n.op, n.shape, n.dtype, n.device, role, n.name, inside))
         wiring = sorted((local[e.src], local[e.dst], e.index) for m in ids
-                        for e in out_edges.get(m, ()) if e.dst in local)
+                        for e in self.out_edges.get(m, ()) if e.dst in local)
         return tuple(nodes), tuple(wiring)
 
-    def feeds(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-        inside_b = set(members[b])
-        return any(e.dst in inside_b for m in members[a] for e in out_edges.get(m, ()))
+    def feeds(self, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+        inside_b = set(self.members[b])
+        return any(e.dst in inside_b for m in self.members[a]
+                   for e in self.out_edges.get(m, ()))
 
-    families: dict[tuple, list[_Unit]] = defaultdict(list)
-    for u in members:
-        families[view.units[u].family].append(view.units[u])
-    shown = dict(view.shown)
-    units = dict(view.units)
-    position: dict[str, tuple[tuple[str, ...], int]] = {}  # graph node -> (roll-up, place)
-    for family in families.values():
-        family.sort(key=lambda unit: unit.n)
-        i = 0
+    def runs(self, family: list[_Unit]) -> list[list[_Unit]]:
+        """The runs of two or more identical units in a row (calls: each fed by the last)."""
+        found, i = [], 0
         while i < len(family):
             run = [family[i]]
-            first = signature(run[0].path, members[run[0].path])
+            first = self.signature(run[0].path, self.members[run[0].path])
             for nxt in family[i + 1:]:
-                if (nxt.n != run[-1].n + 1 or signature(nxt.path, members[nxt.path]) != first
-                        or (nxt.what == "call" and not feeds(run[-1].path, nxt.path))):
+                if (nxt.n != run[-1].n + 1
+                        or self.signature(nxt.path, self.members[nxt.path]) != first
+                        or (nxt.what == "call" and not self.feeds(run[-1].path, nxt.path))):
                     break
                 run.append(nxt)
             i += len(run)
-            if len(run) == 1:
-                continue
-            rep = run[0]
-            # the satellites roll up with the units if each unit has the same ones (the
-            # initial state that feeds only the first step stays apart)
-            with_sats = len({signature(u.path, members[u.path] + satellites[u.path])
-                             for u in run}) == 1
-            ids = {u.path: members[u.path] + (satellites[u.path] if with_sats else [])
-                   for u in run}
-            for k, unit in enumerate(run):
-                for a, b in zip(ids[rep.path], ids[unit.path]):
-                    for m in shown[b].members:
-                        position[m] = (rep.path, k)
-                    if unit is not rep:
-                        shown[a].members.extend(shown.pop(b).members)
+            if len(run) > 1:
+                found.append(run)
+        return found
+
+    def merge(self, run: list[_Unit]) -> None:
+        """Draw every unit of ``run`` by the first one's nodes."""
+        rep = run[0]
+        # the satellites roll up with the units if each unit has the same ones (the initial
+        # state that feeds only the first step stays apart)
+        with_sats = len({self.signature(u.path, self.members[u.path] + self.satellites[u.path])
+                         for u in run}) == 1
+        ids = {u.path: self.members[u.path] + (self.satellites[u.path] if with_sats else [])
+               for u in run}
+        for k, unit in enumerate(run):
+            for a, b in zip(ids[rep.path], ids[unit.path]):
+                for m in self.shown[b].members:
+                    self.position[m] = (rep.path, k)
                 if unit is not rep:
-                    del units[unit.path]
-            units[rep.path] = replace(rep, count=len(run), last=run[-1].index)
-    if not position:
-        return view
+                    self.shown[a].members.extend(self.shown.pop(b).members)
+            if unit is not rep:
+                del self.units[unit.path]
+        self.units[rep.path] = replace(rep, count=len(run), last=run[-1].index)
+
+
+def _roll_notes(graph: Graph, view: _View, shown: dict[str, _Shown],
+                units: dict[tuple[str, ...], _Unit],
+                position: Mapping[str, tuple[tuple[str, ...], int]]) -> _View:
+    """The rolled-up view: edges from one step to the next drawn inside the roll-up
+    ("next step"), edges into and out of it saying which steps they carry."""
     where = {m: s.id for s in shown.values() for m in s.members}
     carried: dict[tuple[str, str], tuple[tuple[str, ...], set[int]]] = {}
     recurrent: dict[tuple[str, str], str] = {}
