@@ -69,6 +69,7 @@ def to_dot(
     grads: Mapping[str, Any] | None = None,
     layout_note: str | None = None,
     where: str = "to_dot",
+    fold_params: bool = False,
 ) -> str:
     """The DOT text of ``graph``; deterministic for a given graph and options.
 
@@ -120,7 +121,8 @@ def to_dot(
     ``totals=False`` leaves the totals out of the title (the stepper's frames); ``grads``
     (node id -> gradient) shows those gradients instead of the graph's, a missing one as "not
     yet" (the gradients arrived so far in a stepper frame); ``layout_note`` is one more title
-    line (what :func:`lucid_viz.draw` changed to fit the page).
+    line (what :func:`lucid_viz.draw` changed to fit the page); ``fold_params=True`` draws
+    the parameters of one module that feed the same ops as one node.
 
     ``modules`` (from
     :func:`trace_with_modules`) places ops run in a container's own ``forward`` and names
@@ -131,7 +133,7 @@ def to_dot(
         highlight_edges=highlight_edges, notes=notes, key=key, flops_unit=flops_unit,
         backward=backward, show=show, title=title, legend=legend, rollup=rollup,
         rankdir=rankdir, modules=modules, totals=totals, grads=grads, layout_note=layout_note,
-        where=where))
+        where=where, fold_params=fold_params))
 
 
 def write_dot(scene: Scene) -> str:

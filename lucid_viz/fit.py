@@ -11,10 +11,11 @@ first of these ways that fits (:func:`layouts`):
 
 1. the other way round (left to right instead of top to bottom): a graph wide because of many
    inputs side by side -- the weights of a rolled-up recurrent cell -- stacks them instead;
-2. fewer details per node (name and count, no shape or dtype line; then the name alone,
-   the clusters keeping the counts), each both ways round;
-3. modules collapsed one level at a time (``depth``), each of the above again;
-4. the node-count guard at a small size (the nodes nearest the output).
+2. a layer's parameters drawn as one node (a weight and its bias side by side);
+3. fewer details per node (name and count, no shape or dtype line; then the name alone,
+   the clusters keeping the counts), each both ways round and with the parameters as one;
+4. modules collapsed one level at a time (``depth``), each of the above again;
+5. the node-count guard at a small size (the nodes nearest the output).
 
 The title says what was changed, so nothing is left out silently.
 """
@@ -106,21 +107,24 @@ def _deepest(graph: Graph, modules: ModuleInfo | None) -> int:
 
 
 def _ways(options: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[str]]]:
-    """The other way round, fewer details, and both."""
+    """At each level of detail (as asked, fewer, fewest): as it is, the other way round, and
+    with a layer's parameters drawn as one node."""
     rankdir = options.get("rankdir", "TB")
-    show = tuple(options.get("show", ("name", "shape", "dtype", "flops")))
-    if isinstance(options.get("show"), str):
-        show = (options["show"],)
-    yield {"rankdir": _FLIP[rankdir]}, [_WORDS[_FLIP[rankdir]]]
-    tried = show
+    show = options.get("show", ("name", "shape", "dtype", "flops"))
+    show = (show,) if isinstance(show, str) else tuple(show)
+    flip = _FLIP[rankdir]
+    levels = [(show, [])]
     for keep in (_BRIEF, _BARE):
         fewer = tuple(s for s in show if s in keep) or ("name",)
-        if fewer == tried:
-            continue
-        tried = fewer
-        left = f"{', '.join(s for s in show if s not in keep)} left out of the nodes"
-        yield {"show": fewer}, [left]
-        yield {"show": fewer, "rankdir": _FLIP[rankdir]}, [_WORDS[_FLIP[rankdir]], left]
+        if fewer != levels[-1][0]:
+            left = ", ".join(s for s in show if s not in keep)
+            levels.append((fewer, [f"{left} left out of the nodes"]))
+    for level, (fewer, words) in enumerate(levels):
+        change = {"show": fewer} if level else {}
+        if level:
+            yield change, words
+        yield {**change, "rankdir": flip}, [_WORDS[flip], *words]
+        yield {**change, "fold_params": True}, ["a layer's parameters drawn as one node", *words]
 
 
 def layouts(graph: Graph, modules: ModuleInfo | None, options: dict[str, Any]

@@ -404,8 +404,22 @@ def _source_notes(view: _View) -> dict[str, str]:
     return {a: "→ " + ws.pop() for a, ws in words.items() if len(ws) == 1}
 
 
+def _params_label(graph: Graph, s: _Shown, o: _Opts, note: str | None) -> str:
+    """Parameters drawn as one node: a line each (name and shape), the shared note."""
+    lines = []
+    for m in s.members:
+        n = graph.node(m)
+        lines.append(n.title + (f" {_shape(n.shape)}" if "shape" in o.show else ""))
+    return "\n".join(lines + ([note] if note else []))
+
+
 def _item(graph: Graph, view: _View, s: _Shown, o: _Opts, ctx: dict[str, Any]) -> Item:
     highlight = next((ctx["hl_nodes"][m] for m in s.members if m in ctx["hl_nodes"]), None)
+    if s.kind == "params":
+        n = graph.node(s.id)
+        note = ctx["moved"].get(s.id) or ctx["notes"].get(s.id)
+        return Item(s.id, _params_label(graph, s, o, note), "parameter", n.device, "parameter",
+                    False, f"{len(s.members)} parameters of {'.'.join(s.path)}", highlight)
     if s.kind != "node":
         out = box_output(graph, s, ctx["consumers"])
         return Item(s.id, box_label(graph, s, o, out), "rest" if s.kind == "rest" else "module",
@@ -440,7 +454,7 @@ def _tree(graph: Graph, view: _View, o: _Opts, ctx: dict[str, Any]) -> list[Item
     clusters: dict[tuple[str, ...], Cluster] = {(): top}
     members: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for s in view.shown.values():
-        chain = s.path if s.kind == "node" else s.path[:-1]
+        chain = s.path if s.kind in ("node", "params") else s.path[:-1]  # (a box is its path)
         for i in range(1, len(chain) + 1):
             if chain[:i] not in clusters:
                 clusters[chain[:i]] = Cluster(".".join(chain[:i]), "")
@@ -567,13 +581,14 @@ def build_scene(
     grads: Mapping[str, Any] | None = None,
     layout_note: str | None = None,
     where: str = "to_dot",
+    fold_params: bool = False,
 ) -> Scene:
     """The scene of ``graph``; the options are :func:`lucid_viz.dot.to_dot`'s.  ``where``
     names the public call in error messages."""
     check_options(where, depth, max_nodes, rankdir)
     o = _opts(graph, flops_unit, backward, modules, where, show, grads)
     view, guard_note = build_view(graph, modules, depth=depth, max_nodes=max_nodes,
-                                  rollup=rollup)
+                                  rollup=rollup, fold_params=fold_params)
     consumers: dict[str, list[str]] = defaultdict(list)
     for e in graph.edges:
         consumers[e.src].append(e.dst)

@@ -120,7 +120,7 @@ class _Shown:
     """One drawn node: a graph node, a collapsed module box, a roll-up, or the truncated rest."""
 
     id: str
-    kind: str  # node | box | roll | rest
+    kind: str  # node | params (a module's parameters as one) | box | roll | rest
     members: list[str]
     path: tuple[str, ...]  # the module it is, or sits in
     count: int = 1  # blocks in a roll-up
@@ -586,6 +586,32 @@ def _fold_parallel(graph: Graph, view: _View) -> _View:
     return replace(view, shown=shown, where={m: s.id for s in shown.values() for m in s.members})
 
 
+def _fold_params(graph: Graph, view: _View) -> _View:
+    """Draw the parameters of one module that feed the same drawn ops as one node ("params"):
+    a weight and its bias side by side become one."""
+    outs: dict[str, set[str]] = defaultdict(set)
+    for e in graph.edges:
+        a, b = view.where[e.src], view.where[e.dst]
+        if a != b:
+            outs[a].add(b)
+    first: dict[tuple, _Shown] = {}
+    merged: set[str] = set()
+    for sid, s in view.shown.items():
+        if s.kind != "node" or graph.node(sid).role not in ("parameter", "buffer"):
+            continue
+        key = (s.path, frozenset(outs[sid]))
+        if key not in first:
+            first[key] = s
+            continue
+        first[key].kind = "params"
+        first[key].members.extend(s.members)
+        merged.add(sid)
+    if not merged:
+        return view
+    shown = {k: v for k, v in view.shown.items() if k not in merged}
+    return replace(view, shown=shown, where={m: s.id for s in shown.values() for m in s.members})
+
+
 def _truncate(graph: Graph, view: _View, keep: int) -> _View:
     """Keep the ``keep`` drawn nodes nearest the output; fold the rest into one box."""
     preds: dict[str, list[str]] = defaultdict(list)
@@ -611,13 +637,15 @@ def _truncate(graph: Graph, view: _View, keep: int) -> _View:
 
 
 def build_view(graph: Graph, modules: ModuleInfo | None, *, depth: int | None,
-               max_nodes: int | None, rollup: bool) -> tuple[_View, str | None]:
+               max_nodes: int | None, rollup: bool, fold_params: bool = False
+               ) -> tuple[_View, str | None]:
     """What a drawing of ``graph`` shows, and a note for the title when that is not every node.
 
     Modules become clusters; ``depth=k`` draws the modules ``k`` levels down as one box each;
     identical sibling boxes roll up (``rollup``); past ``max_nodes`` the view collapses one
     module level at a time until it fits, and if even one level is too many it keeps the nodes
     nearest the output (see :func:`lucid_viz.dot.to_dot` for the options in full).
+    ``fold_params`` draws the parameters of one module that feed the same ops as one node.
     """
     types = dict(modules.types) if modules is not None else {}
     consumers: dict[str, list[str]] = defaultdict(list)
@@ -641,6 +669,8 @@ def build_view(graph: Graph, modules: ModuleInfo | None, *, depth: int | None,
         return _fold_parallel(graph, _roll_up(graph, v, types, out_edges))
 
     view = view_at(depth)
+    if fold_params:
+        view = _fold_params(graph, view)
     guard_note = None
     if max_nodes is not None and len(view.shown) > max_nodes:
         wanted = len(view.shown)
