@@ -51,6 +51,7 @@ _WORDS = {"LR": "laid out left to right", "RL": "laid out right to left",
 #: what "fewer details" keeps of a node's lines, and then what "fewest" keeps
 _BRIEF = ("name", "flops", "data", "grad")
 _BARE = ("name", "data", "grad")
+_LEAST = ("name", "grad")  # (a stepper frame: the gradients are its story)
 
 
 def svg_size(svg: str) -> tuple[float, float]:
@@ -114,7 +115,7 @@ def _ways(options: dict[str, Any]) -> Iterator[tuple[dict[str, Any], list[str]]]
     show = (show,) if isinstance(show, str) else tuple(show)
     flip = _FLIP[rankdir]
     levels = [(show, [])]
-    for keep in (_BRIEF, _BARE):
+    for keep in (_BRIEF, _BARE, _LEAST):
         fewer = tuple(s for s in show if s in keep) or ("name",)
         if fewer != levels[-1][0]:
             left = ", ".join(s for s in show if s not in keep)

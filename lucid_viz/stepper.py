@@ -421,18 +421,22 @@ class Stepper:
 
     def _fitted_layout(self) -> dict[str, Any]:
         """The layout of every frame: the first (:func:`lucid_viz.fit.layouts`) whose last
-        frame, the one with every gradient on it, keeps node text readable in the player."""
+        frame, the one with every gradient on it, keeps node text readable in the player;
+        when none does, the one with the largest text."""
         if self._layout is None:
             self._layout = {}
             box = (PLAYER_PX * PICTURE_SHARE, PICTURE_HEIGHT - LEGEND_HEIGHT)
             options = {"depth": self.depth, "show": FRAME_SHOW}
+            best = 0.0
             for change, note in fit.layouts(self.graph, None, options):
                 try:
                     svg = graphviz_bin.render(self._frame_dot(len(self), change), "svg")
                 except graphviz_bin.GraphvizNotFound:
                     break
-                if fit.node_text_px(svg.decode("utf-8"), *box) >= fit.FLOOR_PX:
-                    self._layout = {**change, "layout_note": note}
+                size = fit.node_text_px(svg.decode("utf-8"), *box)
+                if size > best + 0.5:  # (a layout must be clearly better)
+                    best, self._layout = size, {**change, "layout_note": note}
+                if size >= fit.FLOOR_PX:
                     break
         return self._layout
 
