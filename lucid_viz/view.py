@@ -17,7 +17,8 @@ options, what is drawn:
   rather than draw an unreadable wall (``_truncate`` keeps the last resort).
 
 The result is a :class:`_View`: the drawn nodes (graph nodes, module boxes, roll-ups) and the
-edges between them.  :mod:`lucid_viz.dot` writes it as Graphviz DOT.
+edges between them.  :mod:`lucid_viz.scene` puts it into words (labels, cluster labels, the
+legend), and :mod:`lucid_viz.dot` and :mod:`lucid_viz.mermaid` write that.
 """
 
 from __future__ import annotations
