@@ -87,12 +87,13 @@ def _check_dtype(dtype: Any) -> None:
 
 
 def _make(
-    arr: np.ndarray, dtype: Any, device: str, requires_grad: bool, keep_grad: bool
+    arr: np.ndarray, dtype: Any, device: str, requires_grad: bool, keep_grad: bool,
+    name: str | None = None,
 ) -> Tensor:
     if dtype is None and arr.dtype == np.float64:
         dtype = get_default_dtype()  # Float64 unless lucid.set_default_dtype changed it
     return Tensor(arr, requires_grad=requires_grad, keep_grad=keep_grad, dtype=dtype,
-                  device=device)
+                  device=device, name=name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,11 +106,12 @@ def zeros(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))`` (float64 unless ``dtype``)."""
     shape = _shape("zeros", shape)
     _check_dtype(dtype)
-    return _make(np.zeros(shape), dtype, device, requires_grad, keep_grad)
+    return _make(np.zeros(shape), dtype, device, requires_grad, keep_grad, name)
 
 
 def ones(
@@ -118,11 +120,12 @@ def ones(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))`` (float64 unless ``dtype``)."""
     shape = _shape("ones", shape)
     _check_dtype(dtype)
-    return _make(np.ones(shape), dtype, device, requires_grad, keep_grad)
+    return _make(np.ones(shape), dtype, device, requires_grad, keep_grad, name)
 
 
 def empty(
@@ -131,11 +134,12 @@ def empty(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """A tensor whose values are unspecified (whatever memory held): fill it before reading."""
     shape = _shape("empty", shape)
     _check_dtype(dtype)
-    return _make(np.empty(shape), dtype, device, requires_grad, keep_grad)
+    return _make(np.empty(shape), dtype, device, requires_grad, keep_grad, name)
 
 
 def full(
@@ -145,6 +149,7 @@ def full(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value``; the dtype follows the value.
 
@@ -154,7 +159,7 @@ def full(
     _check_dtype(dtype)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _make(np.full(shape, fill_value), dtype, device, requires_grad, keep_grad)
+    return _make(np.full(shape, fill_value), dtype, device, requires_grad, keep_grad, name)
 
 
 def eye(
@@ -165,6 +170,7 @@ def eye(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """An ``N × M`` matrix (``M = N`` by default) with ones on diagonal ``k`` (0 = main)."""
     N = _count("eye", "N", N)
@@ -172,7 +178,7 @@ def eye(
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"eye: k must be an int (the diagonal's offset), got {k!r}")
     _check_dtype(dtype)
-    return _make(np.eye(N, M, k), dtype, device, requires_grad, keep_grad)
+    return _make(np.eye(N, M, k), dtype, device, requires_grad, keep_grad, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -187,6 +193,7 @@ def arange(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """``start, start + step, ...`` up to (not including) ``stop``; ``arange(n)`` is 0..n-1.
 
@@ -197,7 +204,7 @@ def arange(
     if step == 0:
         raise ValueError("arange: step must not be 0")
     _check_dtype(dtype)
-    return _make(np.arange(start, stop, step), dtype, device, requires_grad, keep_grad)
+    return _make(np.arange(start, stop, step), dtype, device, requires_grad, keep_grad, name)
 
 
 def linspace(
@@ -208,6 +215,7 @@ def linspace(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
     *,
     steps: int | None = None,
 ) -> Tensor:
@@ -215,7 +223,7 @@ def linspace(
     ``steps=`` is PyTorch's name for ``num``."""
     num = _count("linspace", "num", num if steps is None else steps)
     _check_dtype(dtype)
-    return _make(np.linspace(start, stop, num), dtype, device, requires_grad, keep_grad)
+    return _make(np.linspace(start, stop, num), dtype, device, requires_grad, keep_grad, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -235,11 +243,12 @@ def zeros_like(
     device: str | None = None,
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """Zeros with ``a``'s shape, dtype and device (each overridable)."""
     shape, dtype, device = _like(a, dtype, device)
     return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad,
-                 keep_grad=keep_grad)
+                 keep_grad=keep_grad, name=name)
 
 
 def ones_like(
@@ -248,11 +257,12 @@ def ones_like(
     device: str | None = None,
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """Ones with ``a``'s shape, dtype and device (each overridable)."""
     shape, dtype, device = _like(a, dtype, device)
     return ones(shape, dtype=dtype, device=device, requires_grad=requires_grad,
-                keep_grad=keep_grad)
+                keep_grad=keep_grad, name=name)
 
 
 def empty_like(
@@ -261,11 +271,12 @@ def empty_like(
     device: str | None = None,
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """An unfilled tensor with ``a``'s shape, dtype and device (each overridable)."""
     shape, dtype, device = _like(a, dtype, device)
     return empty(shape, dtype=dtype, device=device, requires_grad=requires_grad,
-                 keep_grad=keep_grad)
+                 keep_grad=keep_grad, name=name)
 
 
 def full_like(
@@ -275,11 +286,12 @@ def full_like(
     device: str | None = None,
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """``a``'s shape, dtype and device, filled with ``fill_value`` (cast to that dtype)."""
     shape, dtype, device = _like(a, dtype, device)
     return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad,
-                keep_grad=keep_grad)
+                keep_grad=keep_grad, name=name)
 
 
 # --------------------------------------------------------------------------------------------

@@ -219,6 +219,7 @@ def rand(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """Uniform samples from [0, 1): ``rand(2, 3)`` or ``rand((2, 3))``."""
     shape = _shape("rand", shape)
@@ -226,7 +227,7 @@ def rand(
     stored = _stored("rand", numeric, device)
     values = _below(_GENERATOR.random(shape), 1.0, stored)
     return Tensor(values, requires_grad=requires_grad, keep_grad=keep_grad, dtype=numeric,
-                  device=device)
+                  device=device, name=name)
 
 
 def randn(
@@ -235,6 +236,7 @@ def randn(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """Standard normal samples (mean 0, variance 1): ``randn(2, 3)`` or ``randn((2, 3))``.
 
@@ -245,7 +247,7 @@ def randn(
     _stored("randn", numeric, device)
     values = _GENERATOR.standard_normal(shape)
     return Tensor(values, requires_grad=requires_grad, keep_grad=keep_grad, dtype=numeric,
-                  device=device)
+                  device=device, name=name)
 
 
 def uniform(
@@ -256,6 +258,7 @@ def uniform(
     device: str = "cpu",
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """Uniform samples from [low, high):  ``low + (high - low) * u`` with ``u ~ U[0, 1)``.
 
@@ -270,7 +273,7 @@ def uniform(
     stored = _stored("uniform", numeric, device)
     values = _below(low + (high - low) * _GENERATOR.random(shape), high, stored)
     return Tensor(values, requires_grad=requires_grad, keep_grad=keep_grad, dtype=numeric,
-                  device=device)
+                  device=device, name=name)
 
 
 def bernoulli(
@@ -280,6 +283,7 @@ def bernoulli(
     device: str | None = None,
     requires_grad: bool = False,
     keep_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """1.0 with probability ``p`` and 0.0 otherwise (a coin flip per element): ``u < p``.
 
@@ -309,7 +313,7 @@ def bernoulli(
     _stored("bernoulli", numeric, device)
     values = (_GENERATOR.random(shape) < probs).astype(np.float64)
     return Tensor(values, requires_grad=requires_grad, keep_grad=keep_grad, dtype=numeric,
-                  device=device)
+                  device=device, name=name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -322,6 +326,7 @@ def randint(
     size: Any = None,
     dtype: Any = None,
     device: str = "cpu",
+    name: str | None = None,
 ) -> Tensor:
     """Integers drawn uniformly from [low, high); ``randint(n)`` draws from [0, n) (NumPy's rule).
 
@@ -345,7 +350,7 @@ def randint(
     numeric = _int_dtype("randint", dtype, low, high - 1)
     _stored("randint", numeric, device)
     values = _GENERATOR.integers(low, high, size=shape, dtype=np.int64)
-    return Tensor(values, dtype=numeric, device=device)
+    return Tensor(values, dtype=numeric, device=device, name=name)
 
 
 def permutation(x: int | Tensor, dtype: Any = None, device: str | None = None) -> Tensor:

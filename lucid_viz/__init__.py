@@ -8,9 +8,13 @@ into plain data (:mod:`lucid_viz.graph`), and every renderer reads that.
 * ``draw(y)`` / ``draw(model, x, depth=1)`` -- the DAG as SVG (:mod:`lucid_viz.render`):
   :mod:`lucid_viz.view` decides what is shown (clusters, collapsed modules, roll-ups, the
   time steps of a recurrent layer rolled up into one, "LSTM step × 32"),
-  :mod:`lucid_viz.dot` writes it as DOT, :mod:`lucid_viz.graphviz_bin` finds Graphviz;
+  :mod:`lucid_viz.scene` what it says (labels, the cluster tree, the legend),
+  :mod:`lucid_viz.dot` and :mod:`lucid_viz.mermaid` write that, :mod:`lucid_viz.fit` lays
+  the picture out to fit the page, :mod:`lucid_viz.graphviz_bin` finds Graphviz;
 * ``step_backward(loss)`` -- the backward pass, one node per step (:mod:`lucid_viz.stepper`);
 * ``%load_ext lucid_viz`` -- ``%lucid_flops`` / ``%%lucid_flops`` (:mod:`lucid_viz.magic`);
+* in IPython, errors of bad input show the user's line and Lucid's message without Lucid's own
+  frames (:mod:`lucid_viz.tracebacks`; ``short_tracebacks(False)`` turns it off);
 * ``plot_flops_per_layer``, ``plot_grad_norms`` + ``grad_norms``, ``plot_loss``,
   ``plot_attention`` -- matplotlib figures (:mod:`lucid_viz.plots`; matplotlib is imported on
   first use, not here).
@@ -34,6 +38,7 @@ __all__ = [
     "draw",
     "find_dot",
     "load_ipython_extension",
+    "short_tracebacks",
     "step_backward",
     "to_dot",
     "trace",
@@ -58,3 +63,7 @@ from lucid_viz.stepper import step_backward
 from lucid_viz.magic import load_ipython_extension
 # Self-checks for the course's exercises: right or wrong, with a hint, never the answer.
 from lucid_viz import exercises
+# In IPython, a wrong call shows the user's line and Lucid's message, not Lucid's frames.
+from lucid_viz.tracebacks import short_tracebacks
+
+short_tracebacks()

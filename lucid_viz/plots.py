@@ -41,8 +41,27 @@ class LucidFigure(Figure):
         return buf.getvalue()
 
 
+#: a figure's widest (inches): wider ones are shrunk by the notebook, and their text with them
+MAX_WIDTH = 9.0
+#: the smallest text of a figure (pt): readable on a projector at the notebook's width
+MIN_PT = 11.0
+
+
 def _figure(width: float, height: float) -> Figure:
+    if width > MAX_WIDTH:  # never wider than the page: the proportions kept
+        width, height = MAX_WIDTH, height * MAX_WIDTH / width
     return LucidFigure(figsize=(width, height), layout="constrained")
+
+
+def _readable(fig: Figure) -> Figure:
+    """Every text of ``fig`` at least :data:`MIN_PT`: ticks (also those drawn later), labels,
+    legends and notes."""
+    for ax in fig.axes:
+        ax.tick_params(labelsize=MIN_PT)
+    for text in fig.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "get_text")):
+        if text.get_fontsize() < MIN_PT:
+            text.set_fontsize(MIN_PT)
+    return fig
 
 
 def plot_flops_per_layer(model_or_summary: Any, input_shape: tuple[int, ...] | None = None,
@@ -87,7 +106,7 @@ def plot_flops_per_layer(model_or_summary: Any, input_shape: tuple[int, ...] | N
     ax.set_title(title or f"{summary.model}: work per layer (total {summary.total.text(unit)})",
                  fontsize=11)
     ax.grid(axis="x", alpha=0.3)
-    return fig
+    return _readable(fig)
 
 
 def grad_norms(model: Any) -> dict[str, float]:
@@ -151,7 +170,7 @@ def plot_grad_norms(history: Sequence[Mapping[str, float]], *, log: bool = True,
     elif layers:
         bar = fig.colorbar(ScalarMappable(Normalize(0, len(layers) - 1), cmap), ax=ax)
         bar.set_label(f"layer index ({layers[0]} ... {layers[-1]})", fontsize=11)
-    return fig
+    return _readable(fig)
 
 
 def plot_loss(losses: Sequence[float], val: Sequence[float] | None = None, *,
@@ -179,7 +198,7 @@ def plot_loss(losses: Sequence[float], val: Sequence[float] | None = None, *,
     ax.set_title(title or "Loss", fontsize=12)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=11)
-    return fig
+    return _readable(fig)
 
 
 def plot_attention(weights: Any, tokens: Sequence[Any] | str | None = None, *,
@@ -206,28 +225,7 @@ def plot_attention(weights: Any, tokens: Sequence[Any] | str | None = None, *,
     when a map is at most 12 by 12).
     """
     where = "plot_attention"
-    data = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights)
-    if data.dtype.kind not in "fiu":
-        raise TypeError(f"{where}: weights must be numbers, got an array of {data.dtype}")
-    data = data.astype(np.float64)
-    shape = fmt(data.shape)
-    if sample is not None:
-        if data.ndim not in (3, 4):
-            raise ValueError(f"{where}: sample={sample} picks a sequence of a batch, (N, L, S) "
-                             f"or (N, heads, L, S); weights of shape {shape} have no batch axis")
-        if not -data.shape[0] <= sample < data.shape[0]:
-            raise ValueError(f"{where}: sample={sample} is out of range for the "
-                             f"{data.shape[0]} sequences of weights of shape {shape}")
-        data = data[sample]
-    elif data.ndim == 4:
-        if data.shape[0] != 1:
-            raise ValueError(f"{where}: weights of shape {shape} hold {data.shape[0]} "
-                             f"sequences (N, heads, L, S); pick one with sample=0 ... "
-                             f"{data.shape[0] - 1}")
-        data = data[0]
-    if data.ndim not in (2, 3):
-        raise ValueError(f"{where}: weights must be (L, S), (heads, L, S) or (N, heads, L, S) "
-                         f"(with sample=i for a batch), got shape {shape}")
+    data, shape = _attention_data(where, weights, sample)
     heads = data.ndim == 3
     maps = data if heads else data[None]
     n_query, n_key = maps.shape[1:]
@@ -272,11 +270,40 @@ def plot_attention(weights: Any, tokens: Sequence[Any] | str | None = None, *,
                     ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=11,
                             color="black" if v > 0.6 * top else "white")
     bar = fig.colorbar(image, ax=fig.axes, shrink=0.8)
-    bar.set_label("attention weight (softmax probability)", fontsize=11)
+    # above the bar, across: a label along a short bar ran past both of its ends
+    bar.ax.set_title("weight", fontsize=11, loc="left")
     bar.ax.tick_params(labelsize=11)
     which = f" (sequence {sample})" if sample is not None else ""
     fig.suptitle(title or f"Attention weights{which}", fontsize=13)
-    return fig
+    return _readable(fig)
+
+
+def _attention_data(where: str, weights: Any, sample: int | None) -> tuple[np.ndarray, str]:
+    """The weights to plot as floats, one map (L, S) or one per head (heads, L, S), and the
+    shape they were given in (for messages)."""
+    data = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights)
+    if data.dtype.kind not in "fiu":
+        raise TypeError(f"{where}: weights must be numbers, got an array of {data.dtype}")
+    data = data.astype(np.float64)
+    shape = fmt(data.shape)
+    if sample is not None:
+        if data.ndim not in (3, 4):
+            raise ValueError(f"{where}: sample={sample} picks a sequence of a batch, (N, L, S) "
+                             f"or (N, heads, L, S); weights of shape {shape} have no batch axis")
+        if not -data.shape[0] <= sample < data.shape[0]:
+            raise ValueError(f"{where}: sample={sample} is out of range for the "
+                             f"{data.shape[0]} sequences of weights of shape {shape}")
+        data = data[sample]
+    elif data.ndim == 4:
+        if data.shape[0] != 1:
+            raise ValueError(f"{where}: weights of shape {shape} hold {data.shape[0]} "
+                             f"sequences (N, heads, L, S); pick one with sample=0 ... "
+                             f"{data.shape[0] - 1}")
+        data = data[0]
+    if data.ndim not in (2, 3):
+        raise ValueError(f"{where}: weights must be (L, S), (heads, L, S) or (N, heads, L, S) "
+                         f"(with sample=i for a batch), got shape {shape}")
+    return data, shape
 
 
 def _token_labels(where: str, tokens: Sequence[Any] | str | None, count: int, what: str,

@@ -34,26 +34,35 @@ from lucid.backends import BACKENDS, get_backend
 from lucid.cost import Cost
 from lucid.shapes import broadcasts_to, sum_to
 from lucid.tensor import Tensor
-from lucid_viz import graphviz_bin, render
+from lucid_viz import fit, graphviz_bin, render
 from lucid_viz.graph import Graph, summed_axes, trace
 
 __all__ = ["GradView", "OutGrad", "Frame", "Stepper", "step_backward", "local_rule"]
 
 #: tensors with at most this many elements show every value; larger ones a summary
 FULL_VALUES = 16
-#: the player's fixed layout (px): the picture and, beside it, the gradient panel, both this
-#: high; with the controls a frame fits a 1280x720 projector and the page never jumps
-PICTURE_HEIGHT = 600
-PANEL_HEIGHT = 600
+#: the player's fixed layout (CSS px): the picture and, beside it, the gradient panel, both this
+#: high; with the controls a frame fits the notebook of a 1024x768 projector and the page
+#: never jumps from frame to frame
+PICTURE_HEIGHT = 560
+PANEL_HEIGHT = 560
+#: the picture's share of the player's width (the panel has the rest)
+PICTURE_SHARE = 0.6
+#: the height of the legend line under the picture (CSS px)
+LEGEND_HEIGHT = 44
+#: the output width the frames are laid out for: JupyterLab at 1024x768 (CSS px)
+PLAYER_PX = 844
+#: what each node of a frame shows: its name, its value and the gradient arrived so far
+FRAME_SHOW = ("name", "data", "grad")
 
 DONE = "#2ca02c"  # border of a node whose gradient is complete and already passed on
 PASSED = "#f0a0a0"  # an edge that has already carried its gradient
 #: the legend of a frame: what each highlight means, and which way the gradient goes
 KEY = (
-    (render.HIGHLIGHT, "being processed now"),
-    (DONE, "gradient complete, passed on"),
-    (render.HIGHLIGHT, "edge: its gradient flows now, against the arrow"),
-    (PASSED, "edge: already carried its gradient"),
+    (render.HIGHLIGHT, "at work"),
+    (DONE, "done"),
+    (render.HIGHLIGHT, "edge: gradient flowing (against the arrow)"),
+    (PASSED, "edge: gradient passed"),
 )
 
 
@@ -165,8 +174,9 @@ class Frame:
         for out in self.grads_out:
             who = names.get(out.src, out.src)
             lines.append(f"  -> {who} (input {out.index}): {out.text()}")
-        lines.append(f"  backward work: this node {_count(self.flops_bwd)}, "
-                     f"running total {_count(self.flops_bwd_total)}")
+        if self.flops_bwd_total is not None:  # a graph not counted says nothing of FLOPs
+            lines.append(f"  backward work: this node {_count(self.flops_bwd)}, "
+                         f"running total {_count(self.flops_bwd_total)}")
         return "\n".join(lines)
 
 
@@ -217,6 +227,12 @@ def step_backward(loss: Tensor | Graph, *, depth: int | None = None,
         graph = trace(loss)
     else:
         raise TypeError(f"step_backward: expected a Tensor or a Graph, got {type(loss).__name__}")
+    if root._op is not None and root._op.versions is None:  # backward() ran and freed it
+        raise RuntimeError(
+            "step_backward: backward() has already run on this graph and released it, so "
+            "there is no walk left to step through. Call step_backward(loss) before "
+            "loss.backward() (it touches no .grad), or run the forward pass again; "
+            "loss.backward(retain_graph=True) would keep the graph.")
     if not root.requires_grad or not graph.order:
         raise RuntimeError(
             f"step_backward: the tensor (shape {root.shape}) does not require grad, so there is "
@@ -224,7 +240,8 @@ def step_backward(loss: Tensor | Graph, *, depth: int | None = None,
             "the forward pass outside lucid.no_grad()."
         )
     arriving, sent, before = _replay(root, graph, retain_graph)
-    return Stepper(graph, _frames(graph, arriving, sent, before), depth=depth)
+    return Stepper(graph, _frames(graph, arriving, sent, before), depth=depth,
+                   arrived=arriving)
 
 
 def _numpy(array: Any, device: str) -> np.ndarray:
@@ -345,49 +362,95 @@ def _frames(graph: Graph, arriving: dict, sent: dict, before: dict) -> list[Fram
 class Stepper:
     """The frames of one backward pass, and the ways to look at them.
 
-    ``frames`` is the data; ``frame_dot(k)``/``frame_svg(k)`` draw frame ``k`` (cached);
-    ``widget()`` is the ipywidgets player; ``save_html(path)`` a player without a kernel.
-    Displayed in a notebook it is the widget, with the final frame as a static SVG for
-    viewers that cannot run widgets (GitHub, nbviewer).
+    ``frames`` is the data.  Steps are numbered as the player numbers them, 1 to n:
+    ``frame_text(k)``, ``frame_dot(k)`` and ``frame_svg(k)`` give step ``k`` (pictures are
+    cached); ``widget()`` is the ipywidgets player; ``save_html(path)`` a player without a
+    kernel.  Each picture shows every node's value and the gradients that have arrived so far,
+    the node at work in red, and is laid out once for all frames so that its text stays
+    readable at the player's size (:mod:`lucid_viz.fit`).  Displayed in a notebook it is the
+    widget, with the final frame as a static SVG for viewers that cannot run widgets (GitHub,
+    nbviewer).
     """
 
-    def __init__(self, graph: Graph, frames: list[Frame], depth: int | None = None) -> None:
+    def __init__(self, graph: Graph, frames: list[Frame], depth: int | None = None,
+                 arrived: dict[str, Any] | None = None) -> None:
         self.graph = graph
         self.frames = frames
         self.depth = depth
+        self.arrived = arrived or {}  # node id -> dL/dnode, as NumPy
         self._dot: dict[int, str] = {}
         self._svg: dict[int, str | None] = {}
+        self._layout: dict[str, Any] | None = None  # what the frames change to fit
         self.names = {n.id: n.title for n in graph.nodes}  # as the pictures call them
+        self.counted = frames[-1].flops_bwd_total is not None if frames else False
 
     def __len__(self) -> int:
         return len(self.frames)
 
     def __repr__(self) -> str:
-        last = self.frames[-1].flops_bwd_total
-        return (f"Stepper({len(self.frames)} frames over {len(self.graph.nodes)} nodes, "
-                f"backward work {_count(last)})")
+        work = f", backward work {_count(self.frames[-1].flops_bwd_total)}" if self.counted \
+            else ""
+        return f"Stepper({len(self.frames)} frames over {len(self.graph.nodes)} nodes{work})"
+
+    def _frame(self, k: int) -> Frame:
+        """Step ``k``, numbered 1 to n as the player shows it."""
+        if not isinstance(k, int) or not 1 <= k <= len(self.frames):
+            raise IndexError(f"Stepper: step {k!r} does not exist; steps are numbered 1 to "
+                             f"{len(self.frames)}, as the player shows them")
+        return self.frames[k - 1]
 
     # -- one frame -------------------------------------------------------------------------
+    def _frame_dot(self, k: int, layout: dict[str, Any], legend: bool = False) -> str:
+        f = self._frame(k)
+        title = f"backward step {k}/{len(self.frames)}: {self.names.get(f.node, f.node)}"
+        if self.counted:
+            title += f"; so far {_count(f.flops_bwd_total)}"
+        # The node at work and its edges in red; nodes whose gradient is complete, and
+        # the edges that already carried theirs, in calmer colours: the wave moving back.
+        done = self.frames[:k - 1]
+        nodes = {p.node: DONE for p in done}
+        nodes[f.node] = render.HIGHLIGHT
+        edges = {e: PASSED for p in done for e in p.edges}
+        edges.update({e: render.HIGHLIGHT for e in f.edges})
+        grads = {p.node: self.arrived[p.node] for p in self.frames[:k] if p.node in self.arrived}
+        options = {"depth": self.depth, "show": FRAME_SHOW, **layout}
+        return render.to_dot(
+            self.graph, highlight_nodes=nodes, highlight_edges=edges, backward=True,
+            title=title, key=KEY, legend="key" if legend else False, totals=False, grads=grads,
+            where="step_backward", **options)
+
+    def _fitted_layout(self) -> dict[str, Any]:
+        """The layout of every frame: the first (:func:`lucid_viz.fit.layouts`) whose last
+        frame, the one with every gradient on it, keeps node text readable in the player;
+        when none does, the one with the largest text."""
+        if self._layout is None:
+            self._layout = {}
+            box = (PLAYER_PX * PICTURE_SHARE, PICTURE_HEIGHT - LEGEND_HEIGHT)
+            options = {"depth": self.depth, "show": FRAME_SHOW}
+            best = 0.0
+            for change, note in fit.layouts(self.graph, None, options):
+                try:
+                    svg = graphviz_bin.render(self._frame_dot(len(self), change), "svg")
+                except graphviz_bin.GraphvizNotFound:
+                    break
+                size = fit.node_text_px(svg.decode("utf-8"), *box)
+                if size > best + 0.5:  # (a layout must be clearly better)
+                    best, self._layout = size, {**change, "layout_note": note}
+                if size >= fit.FLOOR_PX:
+                    break
+        return self._layout
+
     def frame_dot(self, k: int) -> str:
-        """Graphviz source of frame ``k``: the node being processed and its edges highlighted."""
+        """Graphviz source of step ``k`` (1 to n): the node at work and its edges highlighted,
+        values and the gradients arrived so far on the nodes.  Its legend is the player's line
+        under the picture (:data:`KEY`), the same for every frame."""
         dot = self._dot.get(k)
         if dot is None:
-            f = self.frames[k]
-            title = (f"backward step {k + 1}/{len(self.frames)}: "
-                     f"{self.names.get(f.node, f.node)}; so far {_count(f.flops_bwd_total)}")
-            # The node at work and its edges in red; nodes whose gradient is complete, and
-            # the edges that already carried theirs, in calmer colours: the wave moving back.
-            nodes = {p.node: DONE for p in self.frames[:k]}
-            nodes[f.node] = render.HIGHLIGHT
-            edges = {e: PASSED for p in self.frames[:k] for e in p.edges}
-            edges.update({e: render.HIGHLIGHT for e in f.edges})
-            dot = self._dot[k] = render.to_dot(
-                self.graph, depth=self.depth, highlight_nodes=nodes, highlight_edges=edges,
-                backward=True, title=title, key=KEY, legend="key")
+            dot = self._dot[k] = self._frame_dot(k, self._fitted_layout())
         return dot
 
     def frame_svg(self, k: int) -> str | None:
-        """Frame ``k`` as SVG text, or None when no Graphviz binary is available."""
+        """Step ``k`` (1 to n) as SVG text, or None when no Graphviz binary is available."""
         if k not in self._svg:
             try:
                 svg = graphviz_bin.render(self.frame_dot(k), fmt="svg").decode("utf-8")
@@ -396,12 +459,22 @@ class Stepper:
             self._svg[k] = svg
         return self._svg[k]
 
+    def static_svg(self) -> str | None:
+        """The last frame with its legend in the picture: what viewers without widgets show
+        (GitHub, nbviewer); None without Graphviz."""
+        try:
+            dot = self._frame_dot(len(self), self._fitted_layout(), legend=True)
+            return fit.scale_to_page(graphviz_bin.render(dot, fmt="svg").decode("utf-8"))
+        except graphviz_bin.GraphvizNotFound:
+            return None
+
     def frame_text(self, k: int) -> str:
-        return self.frames[k].text(self.names)
+        """Step ``k`` (1 to n, as the player numbers them) as a few lines of text."""
+        return self._frame(k).text(self.names)
 
     def panel_html(self, k: int) -> str:
-        """The gradient panel of frame ``k`` (HTML)."""
-        f = self.frames[k]
+        """The gradient panel of step ``k`` (HTML), in type large enough for a lecture hall."""
+        f = self._frame(k)
         rows = [
             ("rule", f.rule),
             (f"{_d(self.names.get(f.node, f.node))} arriving",
@@ -410,21 +483,27 @@ class Stepper:
         for out in f.grads_out:
             rows.append((f"→ {self.names.get(out.src, out.src)} (input {out.index})",
                          out.text()))
-        rows.append(("backward work", f"this node {_count(f.flops_bwd)}, running total "
-                                      f"{_count(f.flops_bwd_total)}"))
+        if self.counted:  # a graph not counted says nothing of FLOPs
+            rows.append(("backward work", f"this node {_count(f.flops_bwd)}, running total "
+                                          f"{_count(f.flops_bwd_total)}"))
         body = "".join(
-            f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(a)}</th>"
-            f"<td style='font-family:monospace'>{html.escape(b)}</td></tr>" for a, b in rows)
-        return (f"<div class='lucid-panel' style='height:{PANEL_HEIGHT}px;overflow:auto'>"
-                f"<b>step {k + 1}/{len(self.frames)}: "
-                f"{html.escape(f.label)}</b><table>{body}</table></div>")
+            f"<tr><th style='text-align:left;padding:4px 0.8em 4px 0'>{html.escape(a)}</th>"
+            f"<td style='font-family:monospace;font-size:15px;padding:4px 0'>"
+            f"{html.escape(b)}</td></tr>"
+            for a, b in rows)
+        return (f"<div class='lucid-panel' style='height:{PANEL_HEIGHT}px;overflow:auto;"
+                f"font-size:16px;line-height:1.35'>"
+                f"<div style='font-weight:bold;font-size:17px'>step {k}/{len(self.frames)}: "
+                f"{html.escape(f.label)}</div><table style='border-collapse:collapse'>{body}"
+                "</table></div>")
 
     def picture_html(self, k: int) -> str:
-        """Frame ``k``'s picture: the SVG, or (no Graphviz binary) the frame as text."""
+        """Step ``k``'s picture: the SVG, or (no Graphviz binary) the frame as text."""
         svg = self.frame_svg(k)
-        if svg is not None:  # scaled to the fixed box, whatever the graph's size
+        if svg is not None:  # as large as the box allows, whatever the graph's size
             return (f"<div style='height:{PICTURE_HEIGHT}px;width:100%'>"
-                    f"{_fit_box(_strip_xml_header(svg))}</div>")
+                    f"<div style='height:{PICTURE_HEIGHT - LEGEND_HEIGHT}px'>"
+                    f"{_fit_box(_strip_xml_header(svg))}</div>{_legend_html()}</div>")
         return (f"<pre>{html.escape(self.frame_text(k))}</pre><p><i>No Graphviz binary found, "
                 f"showing the frame as text: {html.escape(graphviz_bin.HINT)}.</i></p>")
 
@@ -440,12 +519,14 @@ class Stepper:
                              continuous_update=True)
         w.jslink((play, "value"), (slider, "value"))
         # fixed heights: the page does not jump from frame to frame
-        picture = w.HTML(layout=w.Layout(height=f"{PICTURE_HEIGHT + 10}px", width="60%"))
-        panel = w.HTML(layout=w.Layout(height=f"{PANEL_HEIGHT + 10}px", width="40%"))
+        share = round(100 * PICTURE_SHARE)
+        picture = w.HTML(layout=w.Layout(height=f"{PICTURE_HEIGHT + 10}px", width=f"{share}%"))
+        panel = w.HTML(layout=w.Layout(height=f"{PANEL_HEIGHT + 10}px",
+                                       width=f"{100 - share}%"))
 
         def show(change: Any = None) -> None:
-            picture.value = self.picture_html(slider.value - 1)
-            panel.value = self.panel_html(slider.value - 1)
+            picture.value = self.picture_html(slider.value)
+            panel.value = self.panel_html(slider.value)
 
         slider.observe(show, names="value")
         show()
@@ -453,11 +534,11 @@ class Stepper:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """The widget where widgets run, the final frame as SVG (and text) everywhere else."""
-        last = len(self.frames) - 1
+        last = len(self.frames)
         text = repr(self) + "\n" + self.frame_text(last)
         bundle: dict[str, Any] = {}
         try:
-            svg = self.frame_svg(last)
+            svg = self.static_svg()
             if svg is not None:
                 bundle["image/svg+xml"] = svg
             else:
@@ -484,7 +565,7 @@ class Stepper:
         path = Path(path)
         frames = [
             f"<div class='lucid-frame' style='display:{'flex' if k == 0 else 'none'}'>"
-            f"{self.picture_html(k)}{self.panel_html(k)}</div>"
+            f"{self.picture_html(k + 1)}{self.panel_html(k + 1)}</div>"
             for k in range(len(self.frames))
         ]
         doc = _PAGE.format(
@@ -494,6 +575,22 @@ class Stepper:
         )
         path.write_text(doc, encoding="utf-8")
         return path
+
+
+def _legend_html() -> str:
+    """:data:`KEY` as one line of HTML: a swatch and its words per entry."""
+    parts = []
+    for colour, text in KEY:
+        if text.startswith("edge:"):
+            swatch = f"<span style='color:{colour};font-weight:bold'>&#x2500;&#x25B6;</span>"
+            text = text[5:].strip()
+        else:
+            swatch = (f"<span style='display:inline-block;width:14px;height:10px;"
+                      f"border:3px solid {colour};border-radius:3px'></span>")
+        parts.append(f"<span style='white-space:nowrap;margin-right:12px'>{swatch} "
+                     f"{html.escape(text)}</span>")
+    return (f"<div class='lucid-legend' style='height:{LEGEND_HEIGHT}px;font-size:14px;"
+            f"text-align:center;line-height:20px;padding-top:2px'>{''.join(parts)}</div>")
 
 
 def _fit_box(svg: str) -> str:

@@ -17,7 +17,8 @@ options, what is drawn:
   rather than draw an unreadable wall (``_truncate`` keeps the last resort).
 
 The result is a :class:`_View`: the drawn nodes (graph nodes, module boxes, roll-ups) and the
-edges between them.  :mod:`lucid_viz.dot` writes it as Graphviz DOT.
+edges between them.  :mod:`lucid_viz.scene` puts it into words (labels, cluster labels, the
+legend), and :mod:`lucid_viz.dot` and :mod:`lucid_viz.mermaid` write that.
 """
 
 from __future__ import annotations
@@ -99,6 +100,13 @@ def _node_scopes(graph: Graph, modules: ModuleInfo | None, consumers: Mapping[st
             scopes[n.id] = _parent(n.name)  # owned by the module that registered it
         elif not n.is_leaf:
             scopes[n.id] = ops.get(n.id, "")
+    for n in graph.nodes:  # an op recorded outside a model run sits with the parameters it
+        # reads when they are one module's (the Linear op of fc.weight and fc.bias is fc's)
+        if not n.is_leaf and n.id not in ops:
+            owners = {scopes[p] for p in producers.get(n.id, ())
+                      if graph.node(p).role in ("parameter", "buffer") and p in scopes}
+            if len(owners) == 1:
+                scopes[n.id] = owners.pop()
     for n in graph.nodes:  # a constant sits with the op that uses it (eps in a BatchNorm)
         if n.id not in scopes:
             users = {scopes.get(c, "") for c in consumers.get(n.id, ())}
@@ -113,7 +121,7 @@ class _Shown:
     """One drawn node: a graph node, a collapsed module box, a roll-up, or the truncated rest."""
 
     id: str
-    kind: str  # node | box | roll | rest
+    kind: str  # node | params (a module's parameters as one) | box | roll | rest
     members: list[str]
     path: tuple[str, ...]  # the module it is, or sits in
     count: int = 1  # blocks in a roll-up
@@ -399,66 +407,97 @@ def _roll_units(graph: Graph, view: _View, consumers: Mapping[str, list[str]],
                     break
     if not unit_of:
         return view
-    members: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for sid, u in unit_of.items():
-        members[u].append(sid)
-    satellites = _satellites(graph, view, unit_of, consumers)
+    roller = _Roller(graph, view, unit_of, _satellites(graph, view, unit_of, consumers),
+                     out_edges)
+    families: dict[tuple, list[_Unit]] = defaultdict(list)
+    for u in roller.members:
+        families[view.units[u].family].append(view.units[u])
+    for family in families.values():
+        family.sort(key=lambda unit: unit.n)
+        for run in roller.runs(family):
+            roller.merge(run)
+    if not roller.position:
+        return view
+    return _roll_notes(graph, view, roller.shown, roller.units, roller.position)
 
-    def signature(u: tuple[str, ...], ids: list[str]) -> tuple:
+
+class _Roller:
+    """The units of a view as they roll up: which nodes each holds, which runs match, and
+    (``position``) where each graph node of a rolled run now sits (its roll-up, its place)."""
+
+    def __init__(self, graph: Graph, view: _View, unit_of: Mapping[str, tuple[str, ...]],
+                 satellites: Mapping[tuple[str, ...], list[str]],
+                 out_edges: Mapping[str, list[Edge]]) -> None:
+        self.graph, self.view, self.unit_of = graph, view, unit_of
+        self.satellites, self.out_edges = satellites, out_edges
+        self.members: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for sid, u in unit_of.items():
+            self.members[u].append(sid)
+        self.shown = dict(view.shown)
+        self.units = dict(view.units)
+        self.position: dict[str, tuple[tuple[str, ...], int]] = {}
+
+    def signature(self, u: tuple[str, ...], ids: list[str]) -> tuple:
+        """What must match for two units to roll up: ops, shapes, places and wiring."""
         local = {m: i for i, m in enumerate(ids)}
         nodes = []
         for m in ids:
-            n = graph.node(m)
-            inside = (tuple(p.split("#")[0] for p in view.shown[m].path[len(u):])
-                      if m in unit_of else None)  # None: a satellite, drawn outside
+            n = self.graph.node(m)
+            inside = (tuple(p.split("#")[0] for p in self.view.shown[m].path[len(u):])
+                      if m in self.unit_of else None)  # None: a satellite, drawn outside
             role = "intermediate" if n.role == "output" else n.role
             nodes.append((n.op, n.shape, n.dtype, n.device, role, n.name, inside))
         wiring = sorted((local[e.src], local[e.dst], e.index) for m in ids
-                        for e in out_edges.get(m, ()) if e.dst in local)
+                        for e in self.out_edges.get(m, ()) if e.dst in local)
         return tuple(nodes), tuple(wiring)
 
-    def feeds(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-        inside_b = set(members[b])
-        return any(e.dst in inside_b for m in members[a] for e in out_edges.get(m, ()))
+    def feeds(self, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+        inside_b = set(self.members[b])
+        return any(e.dst in inside_b for m in self.members[a]
+                   for e in self.out_edges.get(m, ()))
 
-    families: dict[tuple, list[_Unit]] = defaultdict(list)
-    for u in members:
-        families[view.units[u].family].append(view.units[u])
-    shown = dict(view.shown)
-    units = dict(view.units)
-    position: dict[str, tuple[tuple[str, ...], int]] = {}  # graph node -> (roll-up, place)
-    for family in families.values():
-        family.sort(key=lambda unit: unit.n)
-        i = 0
+    def runs(self, family: list[_Unit]) -> list[list[_Unit]]:
+        """The runs of two or more identical units in a row (calls: each fed by the last)."""
+        found, i = [], 0
         while i < len(family):
             run = [family[i]]
-            first = signature(run[0].path, members[run[0].path])
+            first = self.signature(run[0].path, self.members[run[0].path])
             for nxt in family[i + 1:]:
-                if (nxt.n != run[-1].n + 1 or signature(nxt.path, members[nxt.path]) != first
-                        or (nxt.what == "call" and not feeds(run[-1].path, nxt.path))):
+                if (nxt.n != run[-1].n + 1
+                        or self.signature(nxt.path, self.members[nxt.path]) != first
+                        or (nxt.what == "call" and not self.feeds(run[-1].path, nxt.path))):
                     break
                 run.append(nxt)
             i += len(run)
-            if len(run) == 1:
-                continue
-            rep = run[0]
-            # the satellites roll up with the units if each unit has the same ones (the
-            # initial state that feeds only the first step stays apart)
-            with_sats = len({signature(u.path, members[u.path] + satellites[u.path])
-                             for u in run}) == 1
-            ids = {u.path: members[u.path] + (satellites[u.path] if with_sats else [])
-                   for u in run}
-            for k, unit in enumerate(run):
-                for a, b in zip(ids[rep.path], ids[unit.path]):
-                    for m in shown[b].members:
-                        position[m] = (rep.path, k)
-                    if unit is not rep:
-                        shown[a].members.extend(shown.pop(b).members)
+            if len(run) > 1:
+                found.append(run)
+        return found
+
+    def merge(self, run: list[_Unit]) -> None:
+        """Draw every unit of ``run`` by the first one's nodes."""
+        rep = run[0]
+        # the satellites roll up with the units if each unit has the same ones (the initial
+        # state that feeds only the first step stays apart)
+        with_sats = len({self.signature(u.path, self.members[u.path] + self.satellites[u.path])
+                         for u in run}) == 1
+        ids = {u.path: self.members[u.path] + (self.satellites[u.path] if with_sats else [])
+               for u in run}
+        for k, unit in enumerate(run):
+            for a, b in zip(ids[rep.path], ids[unit.path]):
+                for m in self.shown[b].members:
+                    self.position[m] = (rep.path, k)
                 if unit is not rep:
-                    del units[unit.path]
-            units[rep.path] = replace(rep, count=len(run), last=run[-1].index)
-    if not position:
-        return view
+                    self.shown[a].members.extend(self.shown.pop(b).members)
+            if unit is not rep:
+                del self.units[unit.path]
+        self.units[rep.path] = replace(rep, count=len(run), last=run[-1].index)
+
+
+def _roll_notes(graph: Graph, view: _View, shown: dict[str, _Shown],
+                units: dict[tuple[str, ...], _Unit],
+                position: Mapping[str, tuple[tuple[str, ...], int]]) -> _View:
+    """The rolled-up view: edges from one step to the next drawn inside the roll-up
+    ("next step"), edges into and out of it saying which steps they carry."""
     where = {m: s.id for s in shown.values() for m in s.members}
     carried: dict[tuple[str, str], tuple[tuple[str, ...], set[int]]] = {}
     recurrent: dict[tuple[str, str], str] = {}
@@ -517,6 +556,63 @@ def _carried(ks: set[int], count: int, what: str) -> str:
     return f"{len(ks)} of {count} {what}s"
 
 
+def _fold_parallel(graph: Graph, view: _View) -> _View:
+    """Fold identical ops side by side -- the same op, shape and place, fed by the same drawn
+    nodes and feeding the same ones -- into the first: a loop's 20 slices ``x[t]`` feeding a
+    collapsed cell are drawn as one node "× 20" (a view with modules collapsed only)."""
+    ins: dict[str, set[str]] = defaultdict(set)
+    outs: dict[str, set[str]] = defaultdict(set)
+    for e in graph.edges:
+        a, b = view.where[e.src], view.where[e.dst]
+        if a != b:
+            outs[a].add(b)
+            ins[b].add(a)
+    first: dict[tuple, _Shown] = {}
+    merged: set[str] = set()
+    for sid, s in view.shown.items():
+        n = graph.node(sid) if s.kind == "node" else None
+        if n is None or n.is_leaf or len(s.members) > 1 or not ins[sid]:
+            continue
+        key = (n.op, n.shape, n.dtype, n.device, s.path, frozenset(ins[sid]),
+               frozenset(outs[sid]))
+        if key not in first:
+            first[key] = s
+            continue
+        first[key].members.extend(s.members)
+        first[key].count += 1
+        merged.add(sid)
+    if not merged:
+        return view
+    shown = {k: v for k, v in view.shown.items() if k not in merged}
+    return replace(view, shown=shown, where={m: s.id for s in shown.values() for m in s.members})
+
+
+def _fold_params(graph: Graph, view: _View) -> _View:
+    """Draw the parameters of one module that feed the same drawn ops as one node ("params"):
+    a weight and its bias side by side become one."""
+    outs: dict[str, set[str]] = defaultdict(set)
+    for e in graph.edges:
+        a, b = view.where[e.src], view.where[e.dst]
+        if a != b:
+            outs[a].add(b)
+    first: dict[tuple, _Shown] = {}
+    merged: set[str] = set()
+    for sid, s in view.shown.items():
+        if s.kind != "node" or graph.node(sid).role not in ("parameter", "buffer"):
+            continue
+        key = (s.path, frozenset(outs[sid]))
+        if key not in first:
+            first[key] = s
+            continue
+        first[key].kind = "params"
+        first[key].members.extend(s.members)
+        merged.add(sid)
+    if not merged:
+        return view
+    shown = {k: v for k, v in view.shown.items() if k not in merged}
+    return replace(view, shown=shown, where={m: s.id for s in shown.values() for m in s.members})
+
+
 def _truncate(graph: Graph, view: _View, keep: int) -> _View:
     """Keep the ``keep`` drawn nodes nearest the output; fold the rest into one box."""
     preds: dict[str, list[str]] = defaultdict(list)
@@ -542,13 +638,15 @@ def _truncate(graph: Graph, view: _View, keep: int) -> _View:
 
 
 def build_view(graph: Graph, modules: ModuleInfo | None, *, depth: int | None,
-               max_nodes: int | None, rollup: bool) -> tuple[_View, str | None]:
+               max_nodes: int | None, rollup: bool, fold_params: bool = False
+               ) -> tuple[_View, str | None]:
     """What a drawing of ``graph`` shows, and a note for the title when that is not every node.
 
     Modules become clusters; ``depth=k`` draws the modules ``k`` levels down as one box each;
     identical sibling boxes roll up (``rollup``); past ``max_nodes`` the view collapses one
     module level at a time until it fits, and if even one level is too many it keeps the nodes
     nearest the output (see :func:`lucid_viz.dot.to_dot` for the options in full).
+    ``fold_params`` draws the parameters of one module that feed the same ops as one node.
     """
     types = dict(modules.types) if modules is not None else {}
     consumers: dict[str, list[str]] = defaultdict(list)
@@ -564,11 +662,16 @@ def build_view(graph: Graph, modules: ModuleInfo | None, *, depth: int | None,
 
     def view_at(k: int | None) -> _View:
         v = _build_view(graph, scopes, k, leaves, marks, types)
-        if rollup:
-            v = _roll_units(graph, v, consumers, out_edges)
-        return _roll_up(graph, v, types, out_edges) if rollup and k is not None else v
+        if not rollup:
+            return v
+        v = _roll_units(graph, v, consumers, out_edges)
+        if k is None:  # every op drawn: each one
+            return v
+        return _fold_parallel(graph, _roll_up(graph, v, types, out_edges))
 
     view = view_at(depth)
+    if fold_params:
+        view = _fold_params(graph, view)
     guard_note = None
     if max_nodes is not None and len(view.shown) > max_nodes:
         wanted = len(view.shown)

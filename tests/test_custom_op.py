@@ -157,5 +157,5 @@ def test_drawn_and_stepped_like_the_catalogues_ops():
     dot = lucid_viz.draw(loss).dot()
     assert "Cube" in dot and "12 FLOPs" in dot
     stepper = lucid_viz.step_backward(loss)
-    texts = " ".join(stepper.frame_text(k) for k in range(len(stepper)))
+    texts = " ".join(stepper.frame_text(k) for k in range(1, len(stepper) + 1))
     assert "y = x³" in texts and "dy/dx = 3x²" in texts

@@ -176,7 +176,7 @@ def test_sampler_feeds_a_dataloader():
     loader = DataLoader(ds, batch_size=2, sampler=DistributedSampler(ds, 2, 1, shuffle=False))
     assert len(loader) == 2
     assert [b[0].numpy().tolist() for b in loader] == [[1.0, 3.0], [5.0, 7.0]]
-    with pytest.raises(ValueError, match="sampler and shuffle=True"):
+    with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):
         DataLoader(ds, sampler=DistributedSampler(ds, 2, 0), shuffle=True)
     with pytest.raises(ValueError, match=r"rank must be in 0\.\.1, got 2"):
         DistributedSampler(ds, num_replicas=2, rank=2)
@@ -300,7 +300,7 @@ def test_a_hung_rank_makes_the_others_give_up_after_the_timeout(jobs):
 
 def test_a_drawing_of_a_ddp_step_shows_the_gradient_all_reduce_coloured_apart():
     from lucid_viz import draw
-    from lucid_viz.dot import COMMUNICATION
+    from lucid_viz.scene import COMMUNICATION
 
     model = DDP(_mlp())
     with lucid.count_flops():
@@ -309,7 +309,8 @@ def test_a_drawing_of_a_ddp_step_shows_the_gradient_all_reduce_coloured_apart():
     line = next(s for s in dot.splitlines() if "GradientSync" in s)
     assert "all-reduce of gradients: 464 bytes in 1 bucket" in line
     assert f'fillcolor="{COMMUNICATION["fill"]}"' in line
-    assert '"legend:communication" [label="communication between ranks"' in dot
+    swatch = f'<TD BGCOLOR="{COMMUNICATION["fill"]}" COLOR="{COMMUNICATION["line"]}"'
+    assert swatch in dot and "communication between ranks</TD>" in dot  # the legend says so
 
 
 def test_lucid_flops_reports_bytes_sent_beside_flops():
@@ -395,3 +396,10 @@ def test_the_launcher_shares_the_cores_between_the_ranks_blas_threads(monkeypatc
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     assert launch.rank_environment(16)["MKL_NUM_THREADS"] == "1"
     assert os.environ.get("MKL_NUM_THREADS") is None  # this process's own is left alone
+
+
+def test_sampler_is_importable_under_pytorchs_paths():
+    from lucid.utils.data import DistributedSampler as flat
+    from lucid.utils.data.distributed import DistributedSampler as nested
+
+    assert flat is DistributedSampler and nested is DistributedSampler

@@ -2,7 +2,11 @@
 
 The model runs once on zeros inside :func:`lucid.autograd.mode.record_ops`, whose recorder
 notes each module call and the ops it ran; each call of a leaf module (one without children)
-is a row, so each op's count is credited to exactly one layer.  Counts are in honest units
+is a row, so each op's count is credited to exactly one layer.  ``depth=k`` lists the modules
+``k`` levels down instead (``layer1`` is level 1, ``layer1.0`` level 2), and the layers above
+that level: a row is then a module's whole call -- its layers and the arithmetic of its own
+``forward``, such as a residual add -- the same totals ``draw(model, x, depth=k)`` and
+``%lucid_flops`` show.  Counts are in honest units
 (:mod:`lucid.cost`): MACs for the multiply-adds of matmul, linear layers and convolutions,
 FLOPs for every other op; the footer also gives everything in FLOPs (1 MAC = 2 FLOPs).
 """
@@ -50,7 +54,8 @@ class Summary:
     total_params: int = 0
     trainable_params: int = 0
     total: Cost = field(default_factory=Cost)
-    other: Cost = field(default_factory=Cost)  # ops outside leaf layers (``x + residual``)
+    other: Cost = field(default_factory=Cost)  # ops outside the rows (``x + residual``)
+    depth: int | None = None  # the rows' level (None: every leaf layer)
     modules: dict[str, Cost] = field(default_factory=dict)
     #: for a DistributedDataParallel model: what one training step all-reduces
     #: (``bytes_all_reduced``, ``all_reduces``, ``bytes_sent``), else None
@@ -73,7 +78,8 @@ class Summary:
             for r in self.rows
         ]
         if self.other != Cost():
-            body.append(("(ops outside leaf layers)", "", "", "", f"{self.other.macs:,}",
+            where = "leaf layers" if self.depth is None else "these modules"
+            body.append((f"(ops outside {where})", "", "", "", f"{self.other.macs:,}",
                          f"{self.other.flops:,}"))
         widths = [max(len(x) for x in col) for col in zip(head, *body)]
         line = "  ".join(f"{{:<{w}}}" for w in widths[:3]) + "  " + "  ".join(
@@ -114,12 +120,18 @@ def _first_shape(value: Any) -> tuple[int, ...] | None:
 
 
 def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
-              device: str | None = None, print_summary: bool = True) -> Summary:
-    """Run ``model`` once on zeros of ``input_shape`` and report every leaf layer.
+              device: str | None = None, print_summary: bool = True,
+              depth: int | None = None) -> Summary:
+    """Run ``model`` once on zeros of ``input_shape`` and report every leaf layer, or with
+    ``depth=k`` every module ``k`` levels down (and the layers above that level), each with
+    the total of everything its calls ran.
 
     ``dtype``/``device`` default to those of the model's first parameter.  Prints the table
     (unless ``print_summary=False``) and returns the :class:`Summary`.
     """
+    if depth is not None and (not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"summarize: depth must be None (every leaf layer) or an int >= 1, "
+                         f"got {depth!r}")
     params = list(model.parameters())
     first = params[0] if params else None
     dtype = dtype or (first.dtype if first is not None else None)
@@ -134,24 +146,17 @@ def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
     finally:
         model.train(was_training)
 
-    summary = Summary(type(model).__name__)
+    summary = Summary(type(model).__name__, depth=depth)
+    leaves = {id(m) for _, m in model.named_modules() if not list(m.children())}
     credited = Cost()
     shown: set[int] = set()
-    leaves = {id(m) for _, m in model.named_modules() if not list(m.children())}
-    for call in rec.calls:  # in the order they ran; the leaf layers are the rows
-        module = call.module
+    for call in rec.calls:  # in the order they ran
         cost = total_cost(t._op for t in rec.ops[call.start:call.stop])
         summary.modules[call.path] = summary.modules.get(call.path, Cost()) + cost
-        if id(module) not in leaves:
+        if not _is_row(call.path, id(call.module) in leaves, depth):
             continue
         credited = credited + cost
-        # a module called twice (one ReLU used at two places) shows its parameters once
-        n_params = 0 if id(module) in shown else sum(
-            p.size for p in module.parameters(recurse=False))
-        shown.add(id(module))
-        summary.rows.append(LayerRow(call.path, type(module).__name__,
-                                     _first_shape(call.inputs), _first_shape(call.output),
-                                     n_params, cost.macs, cost.flops))
+        summary.rows.append(_row(call, cost, shown))
     summary.total_params = sum(p.size for p in params)
     summary.trainable_params = sum(p.size for p in params if p.requires_grad)
     summary.total = total_cost(t._op for t in rec.ops)
@@ -162,3 +167,21 @@ def summarize(model: Any, input_shape: tuple[int, ...], dtype: Any = None,
     if print_summary:
         print(summary)
     return summary
+
+
+def _is_row(path: str, leaf: bool, depth: int | None) -> bool:
+    """A module call is a row: a leaf layer (depth None); at ``depth=k``, a module ``k``
+    levels down, or a layer above that level."""
+    level = len(path.split(".")) if path else 0
+    if depth is None:
+        return leaf
+    return level == depth or (leaf and 0 < level < depth)
+
+
+def _row(call: Any, cost: Cost, shown: set[int]) -> LayerRow:
+    module = call.module
+    # a module called twice (one ReLU used at two places) shows its parameters once
+    n_params = 0 if id(module) in shown else sum(p.size for p in module.parameters())
+    shown.add(id(module))
+    return LayerRow(call.path, type(module).__name__, _first_shape(call.inputs),
+                    _first_shape(call.output), n_params, cost.macs, cost.flops)

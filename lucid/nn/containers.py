@@ -29,6 +29,7 @@ class Sequential(Module):
                 self.add_module(str(i), m)
 
     def forward(self, x: Any) -> Any:
+        __tracebackhide__ = True  # IPython shows the caller's line, not this frame
         for m in self._modules.values():
             x = m(x)
         return x

@@ -395,6 +395,7 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # IPython shows the caller's line, not this frame
         recorder = MODE.recorder
         if recorder is None:
             return self._call(args, kwargs)
@@ -408,6 +409,7 @@ class Module:
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
         """The forward pass between the forward pre-hooks and the forward hooks."""
+        __tracebackhide__ = True  # IPython shows the caller's line, not this frame
         for hook in tuple(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:

@@ -317,6 +317,7 @@ def apply(op: Op, *args: Any) -> Tensor:
     3. the result is wrapped in a Tensor, which becomes a graph node (``_op``, ``_prev``) only
        when a gradient or a FLOPs count is wanted.
     """
+    __tracebackhide__ = True  # IPython shows the caller's line, not this frame
     for a in args:
         if not isinstance(a, Tensor) or a.device != args[0].device:
             args = _as_tensors(op, args)            # 1. numbers, lists, arrays -> tensors
@@ -399,6 +400,7 @@ def _pick_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, .
 
 def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     """``op.forward`` on the device's namespace and the inputs' arrays."""
+    __tracebackhide__ = True  # IPython shows the caller's line, not this frame
     backend = BACKENDS[device]
     try:
         if op.fallback and device != "cpu":

@@ -376,3 +376,150 @@ def test_stored_outputs_show_pictures_that_fit(chromium: str, lab: Lab) -> None:
             browser.close()
     assert stored["picture"] and stored["height"] <= 720, stored
     assert fits["pictures"] >= 3 and not fits["bad"], fits
+
+
+# -- the lecture hall: a 1024x768 projector -----------------------------------------------------
+
+PROJECTOR = {"width": 1024, "height": 768}
+FLOOR_PX = 12  # the smallest node text a class can read from the back row (CSS px)
+# Every Graphviz picture among the outputs: its width, the width of the output area holding
+# it, and its smallest node text as drawn (font size times the picture's scale on screen).
+_PICTURE_SIZES = """async () => {
+    const found = [];
+    const panel = window.jupyterapp.shell.currentWidget;
+    for (const cell of panel.content.widgets) {
+        cell.node.scrollIntoView();
+        await new Promise(r => setTimeout(r, 100));
+        for (const svg of cell.node.querySelectorAll('.jp-OutputArea-output svg')) {
+            if (!svg.querySelector('g.graph')) continue;  // widget icons, not pictures
+            const area = svg.closest('.jp-OutputArea-output');
+            const sizes = [...svg.querySelectorAll('g.node text')].map(
+                t => parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a);
+            found.push({width: svg.getBoundingClientRect().width, area: area.clientWidth,
+                        text: Math.min(...sizes), scroll: area.scrollWidth});
+        }
+        // an SVG output JupyterLab shows as an <img>: text size = font size x drawn scale
+        for (const img of cell.node.querySelectorAll('.jp-OutputArea-output img')) {
+            if (!img.src.startsWith('data:image/svg+xml')) continue;
+            const text = img.src.includes(';base64,') ? atob(img.src.split(',')[1])
+                : decodeURIComponent(img.src.split(',').slice(1).join(','));
+            const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+            const root = doc.querySelector('svg');
+            if (!root || !root.querySelector('g.graph')) continue;
+            const viewWidth = parseFloat(root.getAttribute('viewBox').split(' ')[2]);
+            const scale = img.getBoundingClientRect().width / viewWidth;
+            const sizes = [...root.querySelectorAll('g.node text')].map(
+                t => parseFloat(t.getAttribute('font-size')) * scale);
+            const area = img.closest('.jp-OutputArea-output');
+            found.push({width: img.getBoundingClientRect().width, area: area.clientWidth,
+                        text: Math.min(...sizes), scroll: area.scrollWidth});
+        }
+    }
+    return found;
+}"""
+_FILE_BROWSER = """async (open) => {
+    const shell = window.jupyterapp.shell;
+    if (open) { shell.activateById('filebrowser'); } else { shell.collapseLeft(); }
+    await new Promise(r => setTimeout(r, 800));
+    return document.querySelector('.jp-NotebookPanel .jp-OutputArea-output')
+        ? document.querySelector('.jp-NotebookPanel .jp-OutputArea-output').clientWidth : 0;
+}"""
+
+
+def _run_all(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_function(_NOTEBOOK_READY, polling=250)
+    page.evaluate(_RUN_ALL)
+    page.wait_for_function(_ALL_RUN, polling=250)
+
+
+def test_the_stepper_is_readable_on_a_projector(chromium: str, lab: Lab, capsys) -> None:
+    """Chapter 03's stepper at 1024x768: the frame's node text at least 12 px, the picture
+    within the output area, the panel in large type."""
+    with lab_page(chromium, lab, "jupyterlab_stepper_1024x768", capsys) as page:
+        page.set_viewport_size(PROJECTOR)
+        _run_all(page, lab.url)
+        page.evaluate(_FILE_BROWSER, False)
+        out = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-play"))
+        out.scroll_into_view_if_needed()
+        frame = out.evaluate("""(out) => {
+            const svg = out.querySelector('.widget-html-content svg');
+            const sizes = [...svg.querySelectorAll('g.node text')].map(
+                t => parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a);
+            const panel = out.querySelector('.lucid-panel td');
+            return {text: Math.min(...sizes), nodes: sizes.length,
+                    width: svg.getBoundingClientRect().width, area: out.clientWidth,
+                    scroll: out.scrollWidth, values: svg.textContent.includes('data'),
+                    panel: parseFloat(getComputedStyle(panel).fontSize)};
+        }""")
+    with capsys.disabled():
+        print(f"\nchapter 03 stepper at 1024x768: {frame}")
+    assert frame["nodes"] >= 6 and frame["values"], frame
+    assert frame["text"] >= FLOOR_PX, frame
+    assert frame["width"] <= frame["area"] and frame["scroll"] <= frame["area"] + 1, frame
+    assert frame["panel"] >= 14, frame
+
+
+_WIDE = '''import lucid, lucid_viz
+from lucid import nn
+from lucid.models import resnet_18
+
+lucid.random.seed(0)
+resnet = resnet_18(num_classes=10)
+block, x_block = resnet.layer1[0], lucid.zeros(1, 64, 8, 8, dtype=lucid.Float32)
+
+
+class TinyRNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.RNNCell(3, 4)
+
+    def forward(self, x):
+        h = lucid.zeros(x.shape[1], 4, dtype=x.dtype)
+        for t in range(x.shape[0]):
+            h = self.cell(x[t], h)
+        return h
+
+
+x_long = lucid.random.randn(20, 2, 3, dtype=lucid.Float32)'''
+_WIDEST = ["lucid_viz.draw(block, x_block)",  # chapter 08's op-level BasicBlock
+           "lucid_viz.draw(resnet, lucid.zeros(1, 3, 32, 32, dtype=lucid.Float32), depth=2)",
+           "lucid_viz.draw(TinyRNN(), x_long)",  # chapter 13's rolled-up recurrence
+           "lucid_viz.draw(nn.LSTM(3, 4), x_long[:5])"]
+
+
+@pytest.fixture
+def wide_lab(tmp_path: Path) -> Iterator[Lab]:
+    """A JupyterLab on a notebook of the course's widest drawings."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(_WIDE)] + [
+        nbformat.v4.new_code_cell(code) for code in _WIDEST]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    path = tmp_path / "widest_drawings.ipynb"
+    nbformat.write(nb, path)
+    yield from serve(tmp_path, path)
+
+
+def test_the_widest_drawings_fit_a_projector(chromium: str, wide_lab: Lab, capsys) -> None:
+    """The course's widest drawings at 1024x768, file browser closed (844 px of output) and
+    open (592 px): none wider than its output area, node text at least 12 px."""
+    with lab_page(chromium, wide_lab, "jupyterlab_widest_1024x768", capsys) as page:
+        page.set_viewport_size(PROJECTOR)
+        _run_all(page, wide_lab.url)
+        seen = {}
+        for open_browser in (False, True):
+            area = page.evaluate(_FILE_BROWSER, open_browser)
+            seen[area] = page.evaluate(_PICTURE_SIZES)
+    with capsys.disabled():
+        for area, pictures in seen.items():
+            print(f"\noutput area {area} px: " + "; ".join(
+                f"{p['width']:.0f} px wide, text {p['text']:.1f} px" for p in pictures))
+    assert len(seen) == 2 and min(seen) < 650 < max(seen), seen  # both widths were measured
+    for pictures in seen.values():
+        assert len(pictures) == len(_WIDEST), pictures
+        for p in pictures:
+            assert p["width"] <= p["area"] + 0.5 and p["scroll"] <= p["area"] + 1, p
+            assert p["text"] >= FLOOR_PX, p

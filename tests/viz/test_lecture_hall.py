@@ -31,6 +31,10 @@ def _neuron():
     return o, (x1, x2, w1, w2, b, n)
 
 
+def _title(dot):
+    return re.search(r'graph \[.*label="((?:[^"\\]|\\.)*)"\];', dot)[1]
+
+
 def _labels(dot):
     return dict(re.findall(r'^\s+"(n\d+)" \[label="((?:[^"\\]|\\.)*)"', dot, re.M))
 
@@ -88,7 +92,7 @@ def test_nodes_show_names_and_unnamed_leaves_say_what_they_are():
     stepper = step_backward(y)
     assert {stepper.names[k] for k in firsts} == {"input n0", "w", "Mul n2", "constant n3",
                                                    "Mul n4", "Sum n5"}
-    assert any(line.startswith("  -> w (input 1)") for k in range(len(stepper))
+    assert any(line.startswith("  -> w (input 1)") for k in range(1, len(stepper) + 1)
                for line in stepper.frame_text(k).splitlines())
 
 
@@ -124,7 +128,10 @@ def test_gradients_while_the_graph_is_alive_come_from_one_walk_that_writes_no_gr
     assert float(tensors[0].grad) == pytest.approx(-1.5)
     # after a plain backward the graph is released: leaves show .grad, the rest say so
     labels = _labels(lucid_viz.draw(o, show=("grad",)).dot())
-    assert "grad -1.5" in labels["n0"] and "grad not kept" in labels["n8"]
+    assert "grad -1.5" in labels["n0"] and "grad freed by backward()" in labels["n8"]
+    # and the title names the fix, in a student's words
+    dot = lucid_viz.draw(o, show=("grad",)).dot()
+    assert "backward(keep_grad=True), or draw before backward()" in _title(dot).replace("\\n", " ")
 
 
 def test_large_tensors_show_a_summary_and_show_is_checked():
@@ -136,7 +143,7 @@ def test_large_tensors_show_a_summary_and_show_is_checked():
     assert f"data mean {a.mean():.4g} std {a.std():.4g}" in label
     assert f"min {a.min():.4g} max {a.max():.4g}" in label
     assert "(4,5)" in label and "on cpu" in label and "160 bytes" in label
-    with pytest.raises(ValueError, match=r"to_dot: show may hold .*got 'value'"):
+    with pytest.raises(ValueError, match=r"^draw: show may hold .*got 'value'"):  # public call
         lucid_viz.draw(y, show=("value",))
 
 

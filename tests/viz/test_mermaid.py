@@ -31,9 +31,9 @@ def _edges(text):
 def test_a_small_graph_lists_every_node_and_edge_with_labels_and_units():
     drawing = lucid_viz.draw(_neuron())
     text = drawing.to_mermaid()
-    assert text.startswith("---\ntitle: \"Lucid graph / forward: 3 FLOPs / MACs: multiply-adds "
-                           "(matmul, linear, convolution); FLOPs: every other operation / 6 "
-                           "nodes, 3 ops\"\n---")
+    # no multiply-adds in the graph: the unit line speaks of FLOPs only
+    assert text.startswith("---\ntitle: \"Lucid graph / forward: 3 FLOPs / 6 nodes, 3 ops / "
+                           "FLOPs: one per element operation\"\n---")
     assert "\nflowchart TB\n" in text
     nodes = dict(_nodes(text))
     assert len(nodes) == len(drawing.graph.nodes) == 6

@@ -148,7 +148,8 @@ def test_attention_one_panel_per_head_from_multi_head_attention():
         assert ax.get_ylabel() == "query (attending)" and ax.get_xlabel() == "key (attended to)"
         assert ax.images[0].get_clim() == (0.0, float(w.numpy()[2].max()))  # one shared scale
     bar = [ax for ax in fig.axes if ax not in panels]
-    assert [ax.get_ylabel() for ax in bar] == ["attention weight (softmax probability)"]
+    # the colour bar's word sits across its top: along a short bar it ran past both ends
+    assert [ax.get_title(loc="left") for ax in bar] == ["weight"]
     assert fig._suptitle.get_text() == "Attention weights (sequence 2)"
     assert fig._repr_png_().startswith(b"\x89PNG")
 
@@ -211,3 +212,24 @@ def test_attention_errors_name_the_shapes():
         plot_attention(w[0, 0], vmax=0)
     with pytest.raises(TypeError, match=r"^plot_attention: weights must be numbers"):
         plot_attention(np.array([["a", "b"], ["c", "d"]]))
+
+
+def test_every_figure_fits_the_page_with_text_a_room_can_read():
+    """At most 9 inches wide (wider ones are shrunk by the notebook, their text with them),
+    no text under 11 pt, ticks included -- for every plot, also a 16-head attention grid."""
+    import matplotlib.text
+
+    from lucid_viz.plots import MAX_WIDTH, MIN_PT
+
+    lucid.random.seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    history = [{f"layer{i}": 1.0 / (s + i + 1) for i in range(14)} for s in range(5)]
+    w = lucid.softmax(lucid.random.randn(16, 3, 3), axis=-1)
+    figures = [plot_flops_per_layer(model, (2, 4)), plot_loss([3, 2, 1]),
+               plot_grad_norms(history), plot_attention(w)]
+    for fig in figures:
+        fig.canvas.draw()  # ticks are made at drawing time
+        assert fig.get_size_inches()[0] <= MAX_WIDTH
+        sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text)
+                 if t.get_text() and t.get_visible()]
+        assert sizes and min(sizes) >= MIN_PT, (fig, min(sizes))

@@ -11,7 +11,8 @@ import pytest
 
 import lucid
 from lucid import nn
-from lucid_viz import draw, graphviz_bin, trace
+from lucid_viz import draw as draw_fitted
+from lucid_viz import graphviz_bin, trace
 from lucid_viz.dot import sum_cost
 from lucid_viz.magic import count_source
 from lucid_viz.view import build_view
@@ -26,6 +27,16 @@ _CLUSTER = re.compile(r'subgraph "cluster_([^"]+)" \{\n\s*label="((?:[^"\\]|\\.)
 def cluster_labels(dot: str) -> dict[str, str]:
     return {m[1]: m[2].replace("\\n", "\n") for m in _CLUSTER.finditer(dot)
             if m[1] != "legend"}
+
+
+def draw(*args, **options):
+    """The view asked for: these tests read how steps roll up, not how a picture is then
+    laid out to fit the page (tests/viz/test_fit.py)."""
+    return draw_fitted(*args, fit=options.pop("fit", False), **options)
+
+
+def node_label(dot: str, node_id: str) -> str:
+    return nodes(dot)[node_id][0]
 
 
 class Tagger(nn.Module):
@@ -117,13 +128,15 @@ def test_edges_into_and_out_of_the_roll_up_say_which_steps_they_carry():
     # a parameter feeds every step
     w_hh = [(a, b) for a, b in drawn if a == by_name["lstm.weight_hh_l0"]]
     assert len(w_hh) == 1 and w_hh[0][1] in rolled
-    assert drawn[w_hh[0]] == ' [label=" every step (× 6)"]'
+    # (said on the parameter, not on its edge: edge labels side by side ran into each other)
+    assert drawn[w_hh[0]] == ""
+    assert node_label(dot, w_hh[0][0]).endswith("\n→ every step (× 6)")
     # the sequence's projection feeds every step, every step's h goes to the stacked output
     stack = [n.id for n in graph.nodes if n.op == "Stack"][-1]  # (the first stacks h0 and c0)
     into_stack = [(a, b) for a, b in drawn if b == stack]
     assert [drawn[e] for e in into_stack] == [' [label=" every step (× 6)"]']
     # the initial state (h0 and c0 stacked) feeds the first step only
-    first = [e for e, attrs in drawn.items() if "first step" in attrs]
+    first = [(a, b) for a, b in drawn if "→ first step" in node_label(dot, a)]
     assert len(first) == 1 and all(b in rolled and a not in rolled for a, b in first)
     # the state (h and c) goes on to the next step: a dashed edge inside the drawn step, not
     # ranking it
@@ -222,12 +235,12 @@ def test_a_cell_called_in_a_loop_rolls_its_calls_up():
     drawn = edges(dot)
     # x[t], sliced outside the cell for call t, rolls up with the calls
     x_id = next(n.id for n in graph.nodes if n.role == "input" and n.shape == (8, 2, 3))
-    assert [attrs for (a, _), attrs in drawn.items() if a == x_id] == [
-        ' [label=" every call (× 8)"]']
+    assert [attrs for (a, _), attrs in drawn.items() if a == x_id] == [""]
+    assert node_label(dot, x_id).endswith("\n→ every call (× 8)")
     assert sum("next call" in attrs for attrs in drawn.values()) == 2  # h feeds two ops
     # the output is the last call's: drawn by its counterpart, which says so
     out = [label for label, attrs in nodes(dot).values() if 'peripheries="2"' in attrs]
-    assert len(out) == 1 and out[0].endswith("\n(the output: this op at the last call)")
+    assert len(out) == 1 and out[0].endswith("\n(the output: at the last call)")
     constants = [n for n in graph.nodes if n.role == "constant"]  # the 1 in 1 - z, one a call
     assert len(constants) == 8
     per_call = len([n for n in ops if n.call == 1]) + 2  # with its x[t] and its constant
@@ -282,7 +295,7 @@ def test_the_rolled_up_drawing_renders_as_svg():
     model, x = tagger(32)
     svg = html.unescape(draw(model, x).svg())
     assert "LSTM step × 32" in svg and "total of 32 steps: " in svg
-    assert "every step (× 32)" in svg and "next step" in svg
+    assert "→ every step (× 32)" in svg and "next step" in svg
     full = html.unescape(draw(model, x, rollup=False, max_nodes=None).svg())
     assert all(f"LSTM step t={t}" in full for t in (0, 17, 31)) and "×" not in full
-    assert clusters(draw(model, x).dot()) == ["lstm", "lstm.step t=0", "fc", "legend"]
+    assert clusters(draw(model, x).dot()) == ["lstm", "lstm.step t=0", "fc"]

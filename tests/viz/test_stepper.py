@@ -149,7 +149,12 @@ def test_running_backward_flops():
     assert stepper.graph.cost(backward=True).seed_count == stepper.graph.total_flops_bwd > 0
     uncounted = step_backward(small_loss(count=False)[0])
     assert all(f.flops_bwd_total is None for f in uncounted.frames)
-    assert "running total — (not counted)" in uncounted.frame_text(0)
+    # a graph recorded outside count_flops() says nothing of FLOPs, anywhere
+    for k in range(1, len(uncounted) + 1):
+        assert "FLOP" not in uncounted.frame_text(k) and "count" not in uncounted.frame_text(k)
+        assert "FLOP" not in uncounted.panel_html(k) and "FLOP" not in uncounted.frame_dot(k)
+    assert "FLOP" not in repr(uncounted)
+    assert "running total 44 FLOPs" in stepper.frame_text(2) and "so far" in stepper.frame_dot(2)
 
 
 def test_no_grad_is_touched_and_the_graph_is_retained():
@@ -188,8 +193,8 @@ def test_frames_are_deterministic():
     a = step_backward(small_loss()[0])
     b = step_backward(small_loss()[0])
     assert a.frames == b.frames
-    texts = [a.frame_text(k) for k in range(len(a))]
-    assert texts == [b.frame_text(k) for k in range(len(b))]
+    texts = [a.frame_text(k) for k in range(1, len(a) + 1)]
+    assert texts == [b.frame_text(k) for k in range(1, len(b) + 1)]
     assert not any(re.search(r"0x[0-9a-fA-F]{4,}", t) for t in texts)
     assert re.fullmatch(r"Stepper\(9 frames over 9 nodes, backward work \d+ MACs \+ \d+ FLOPs\)",
                         repr(a))
@@ -243,18 +248,18 @@ def graphviz_bin(render):
 
 def test_frame_dot_highlights_the_node_and_is_cached(render):
     stepper = step_backward(small_loss()[0])
-    dots = [stepper.frame_dot(k) for k in range(len(stepper))]
+    dots = [stepper.frame_dot(k) for k in range(1, len(stepper) + 1)]
     assert len(set(dots)) == len(dots)  # each frame highlights something different
-    assert stepper.frame_dot(3) is dots[3]
+    assert stepper.frame_dot(4) is dots[3]
 
 
 def test_depth_draws_modules_as_boxes(render):
     _, model = mlp_loss()
     lucid.random.seed(3)
     stepper = step_backward(trace(model, lucid.random.randn(2, 6)), depth=1)
-    dot = stepper.frame_dot(1)
+    dot = stepper.frame_dot(2)
     boxed = next(line for line in dot.splitlines() if line.lstrip().startswith('"m:1"'))
-    assert 'penwidth="3"' in boxed  # frame 1 is the ReLU, inside module 1's box
+    assert 'penwidth="3"' in boxed  # step 2 is the ReLU, inside module 1's box
     with pytest.raises(ValueError, match="depth must be None"):
         step_backward(small_loss()[0], depth=0)
 
@@ -263,10 +268,13 @@ def test_frame_svg_and_static_fallback(graphviz_bin):
     if graphviz_bin.find_dot() is None:
         pytest.skip("no Graphviz binary")
     stepper = step_backward(small_loss()[0])
-    svg = stepper.frame_svg(len(stepper) - 1)
+    svg = stepper.frame_svg(len(stepper))
     assert svg is not None and "<svg" in svg
     bundle = stepper._repr_mimebundle_()
-    assert bundle["image/svg+xml"] == svg
+    # the static picture is the last frame with its legend drawn in (no player to hold it)
+    static = bundle["image/svg+xml"]
+    assert static == stepper.static_svg() and "at work" in static and "at work" not in svg
+    assert 'height:auto"' in static  # scaled to the page
     assert bundle["text/plain"].startswith("Stepper(9 frames")
 
 
@@ -276,8 +284,8 @@ def test_no_graphviz_binary_falls_back_to_text(monkeypatch, graphviz_bin):
 
     monkeypatch.setattr(graphviz_bin, "render", missing)
     stepper = step_backward(small_loss()[0])
-    assert stepper.frame_svg(0) is None
-    assert "step 1:" in stepper.picture_html(0) and "<svg" not in stepper.picture_html(0)
+    assert stepper.frame_svg(1) is None
+    assert "step 1:" in stepper.picture_html(1) and "<svg" not in stepper.picture_html(1)
     bundle = stepper._repr_mimebundle_()
     assert "image/svg+xml" not in bundle
     assert "no Graphviz binary found" in bundle["text/plain"]
@@ -304,25 +312,26 @@ def test_widget_plays_the_frames(monkeypatch, graphviz_bin):
     # one numbering: the slider counts 1..n as the frame titles do
     assert (play.min, play.max, slider.min, slider.max) == (1, 9, 1, 9) == (1, 9, 1, len(stepper))
     assert slider.value == 1 and "step 1/9" in panel.value
-    assert picture.value == "<div style='height:600px;width:100%'><svg>frame</svg></div>"
+    assert picture.value.startswith("<div style='height:560px;width:100%'><div style='height:"
+                                    "516px'><svg>frame</svg></div><div class='lucid-legend'")
     # fixed heights, so the page does not jump between frames; the panel beside the picture,
-    # so picture + controls fit a 1280x720 projector
-    assert (picture.layout.height, panel.layout.height) == ("610px", "610px")
+    # so picture + controls fit the notebook of a 1024x768 projector (about 640 px high)
+    assert (picture.layout.height, panel.layout.height) == ("570px", "570px")
     assert (picture.layout.width, panel.layout.width) == ("60%", "40%")
-    assert 610 + 40 <= 720
+    assert 570 + 40 <= 640
     slider.value = 5
     assert "step 5/9" in panel.value
     bundle = stepper._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["image/svg+xml"] == "<svg>frame</svg>"
+    assert bundle["image/svg+xml"].startswith("<svg")
 
 
 def test_a_frame_is_scaled_into_its_fixed_box(monkeypatch, graphviz_bin):
     monkeypatch.setattr(graphviz_bin, "render", lambda dot, fmt="svg":
                         b'<svg width="1585pt" height="900pt" viewBox="0 0 1585 900"><g/></svg>')
-    html_text = step_backward(small_loss()[0]).picture_html(0)
-    assert html_text.startswith("<div style='height:600px;width:100%'><svg width=\"100%\" "
-                                "height=\"100%\"")
+    html_text = step_backward(small_loss()[0]).picture_html(1)
+    assert html_text.startswith("<div style='height:560px;width:100%'><div style='height:516px'>"
+                                "<svg width=\"100%\" height=\"100%\"")
     assert 'viewBox="0 0 1585 900"' in html_text  # proportions kept
 
 
@@ -346,9 +355,69 @@ def test_stepper_is_a_stepper():
 
 def test_every_highlight_of_a_frame_is_explained_in_its_legend():
     stepper = step_backward(small_loss()[0])
-    dot = stepper.frame_dot(2)
-    for text in ("being processed now", "gradient complete, passed on",
-                 "its gradient flows now, against the arrow",
-                 "already carried its gradient"):
-        assert f'label="{text}"' in dot, text
+    legend = stepper.picture_html(3)  # the line under the player's picture
+    static = stepper.static_svg() or ""  # the picture shown where widgets do not run
+    for text in ("at work", "done", "gradient flowing (against the arrow)", "gradient passed"):
+        assert f"> {text}</span>" in legend, text
+        assert not static or f">{text}</text>" in static, text  # one line under the picture
     assert {HIGHLIGHT, DONE, PASSED} <= {colour for colour, _ in KEY}
+
+
+# -- the stepper for the back row -------------------------------------------------------------
+
+def chapter_03_loss():
+    """Chapter 03's graph: L = sum(tanh(w * x + b)), w, x and b named."""
+    w = lucid.Tensor(np.array([0.5, -0.3]), requires_grad=True, name="w")
+    x = lucid.Tensor(np.array([1.0, 2.0]), name="x")
+    b = lucid.Tensor(0.1, requires_grad=True, name="b")
+    with lucid.count_flops():
+        return lucid.tanh(w * x + b).sum()
+
+
+def neuron_loss():
+    """micrograd's 10-node neuron."""
+    from tests.viz.test_fit import neuron
+
+    return neuron()
+
+
+@pytest.mark.parametrize("make", [chapter_03_loss, neuron_loss], ids=["chapter 03", "neuron"])
+def test_frames_show_values_and_arrived_gradients_in_text_a_room_can_read(make, graphviz_bin):
+    if graphviz_bin.find_dot() is None:
+        pytest.skip("no Graphviz binary")
+    from lucid_viz import fit
+    from lucid_viz.stepper import LEGEND_HEIGHT, PICTURE_HEIGHT, PICTURE_SHARE, PLAYER_PX
+
+    stepper = step_backward(make())
+    box = (PLAYER_PX * PICTURE_SHARE, PICTURE_HEIGHT - LEGEND_HEIGHT)  # the player at 1024x768
+    for k in range(1, len(stepper) + 1):
+        svg = stepper.frame_svg(k)
+        assert fit.node_text_px(svg, *box) >= fit.FLOOR_PX, k
+    # step 1 is the output: its gradient (ones) has arrived, no other has
+    first = stepper.frame_dot(1)
+    out = stepper.frames[0].node
+    assert re.search(rf'"{out}" \[label="[^"]*\\ngrad 1"', first)
+    assert first.count("grad ?") == sum(n.requires_grad for n in stepper.graph.nodes) - 1
+    last = stepper.frame_dot(len(stepper))
+    assert "grad ?" not in last and "data " in last  # every value and every gradient
+
+
+def test_frame_numbers_count_from_one_as_the_player_does():
+    stepper = step_backward(small_loss()[0])
+    assert stepper.frame_text(1).startswith("step 1: ")
+    assert stepper.frame_text(len(stepper)).startswith(f"step {len(stepper)}: ")
+    for bad in (0, len(stepper) + 1):
+        with pytest.raises(IndexError, match=r"steps are numbered 1 to 9, as the player"):
+            stepper.frame_text(bad)
+
+
+def test_step_backward_after_backward_says_to_step_first():
+    loss, _ = small_loss()
+    loss.backward()
+    with pytest.raises(RuntimeError, match=r"step_backward: backward\(\) has already run on "
+                                           r"this graph.*Call step_backward\(loss\) before "
+                                           r"loss.backward\(\)"):
+        step_backward(loss)
+    loss, _ = small_loss()
+    loss.backward(retain_graph=True)
+    assert len(step_backward(loss)) == 9  # a kept graph can still be stepped through

@@ -7,7 +7,7 @@
 
 Everything here is :mod:`lucid.data`'s (one implementation, two spellings): datasets
 (:class:`Dataset`, :class:`IterableDataset`, :class:`TensorDataset`, :class:`Subset`,
-:class:`ConcatDataset`), :func:`random_split`, the samplers, :class:`DataLoader` (with worker
+:class:`ConcatDataset`), :func:`random_split`, the samplers (:class:`DistributedSampler` too), :class:`DataLoader` (with worker
 processes) and :func:`get_worker_info`.
 """
 
@@ -29,9 +29,11 @@ from lucid.data.sampler import (
     WeightedRandomSampler,
 )
 from lucid.data.dataloader import DataLoader
+from lucid.data.distributed import DistributedSampler
 from lucid.data.worker import WorkerInfo, get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "default_collate", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DataLoader",
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler",
+           "DataLoader",
            "get_worker_info", "WorkerInfo"]
