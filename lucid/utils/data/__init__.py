@@ -7,8 +7,8 @@
 
 Everything here is :mod:`lucid.data`'s (one implementation, two spellings): datasets
 (:class:`Dataset`, :class:`IterableDataset`, :class:`TensorDataset`, :class:`Subset`,
-:class:`ConcatDataset`), :func:`random_split`, the samplers (:class:`DistributedSampler` too), :class:`DataLoader` (with worker
-processes) and :func:`get_worker_info`.
+:class:`ConcatDataset`), :func:`random_split`, the samplers (:class:`DistributedSampler`
+too), :class:`DataLoader` (with worker processes) and :func:`get_worker_info`.
 """
 
 from lucid.data.dataset import (
