@@ -177,11 +177,20 @@ def test_gpu_sums_match_numpy_pairwise_accuracy():
 
 
 @pytest.mark.slow
-def test_gpu_sum_past_two_to_the_31_elements():
-    # a broadcast view of 2^31 + 65,536 elements: MLX's own sum says 0.0
+def test_gpu_sum_up_to_two_to_the_31_elements():
+    # a broadcast view of 2^31 - 65,536 elements: MLX's own sum is off past 2^24 and says 0.0
+    # past 2^31, Lucid's blocked sum is exact
     b = lucid.broadcast_to(lucid.Tensor(np.ones((1, 1), np.float32), device="gpu"),
-                           (65536, 32769))
-    assert lucid.sum(b).item() == 65536 * 32769
+                           (65536, 32767))
+    assert lucid.sum(b).item() == 65536 * 32767
+
+
+def test_gpu_arrays_past_two_to_the_31_elements_are_refused_naming_the_op():
+    # each axis is under MLX's 32-bit limit, the total is not: a sum over it died with SIGSEGV
+    one = lucid.Tensor(np.ones((1, 1), np.float32), device="gpu")
+    with pytest.raises(OverflowError, match=r"broadcast_to: inputs \(1,1\) on 'gpu': the "
+                       r"result of shape \(65536,32769\) has 2,147,549,184 elements.*32-bit"):
+        lucid.broadcast_to(one, (65536, 32769))
 
 
 def test_a_size_past_the_gpu_limit_is_an_error_naming_the_op():

@@ -48,6 +48,10 @@ class Backend:
     #: the matrix factorisations (inv, solve, qr, svd, eigh, ...) behind one spelling
     #: (lucid/backends/linalg.py)
     linalg: Any
+    #: the most elements an array may have here; a backend with a limit (MLX) is also never
+    #: handed an empty array (lucid/backends/fallback.py, ``run_within_limits``).  None: no
+    #: limit, and empty arrays are fine (NumPy).
+    max_size: int | None = None
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         raise NotImplementedError

@@ -3,6 +3,20 @@
 An op class sets ``fallback = True`` when its body needs something MLX lacks.  The dispatcher
 and the backward walk then hand it NumPy arrays and ``numpy`` as ``xp`` and convert on the way
 in and out, warning once per op so nobody mistakes the round trip for a GPU kernel.
+
+A backend with *limits* (MLX: ``Backend.max_size``) is also never handed what it cannot run,
+whatever the op: :func:`run_within_limits` is the one place every op call on such a device
+goes through.
+
+* **Empty arrays** never reach MLX.  On arrays with no elements MLX spins forever (a
+  reduction over an empty axis of a transposed array), kills the process (SIGFPE in ``inv``
+  or ``solve`` of a (0, 0) matrix, in an empty scatter) or answers wrongly (``any`` of nothing
+  is True).  An op with an empty input or an empty result runs with NumPy instead -- it costs
+  nothing, there is nothing to compute -- and is marked so that its backward runs with NumPy
+  too.
+* **Oversized arrays** are refused, naming the op: MLX indexes elements with 32-bit integers,
+  and a reduction over a broadcast view of 2^40 elements (each axis under the limit) dies
+  with SIGSEGV.
 """
 
 from __future__ import annotations
@@ -12,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends.base import Backend, warn_user
+from lucid.shapes import fmt
 
 _WARNED: set[str] = set()
 
@@ -43,3 +58,51 @@ def backward(op: Any, backend: Backend, g: Any) -> tuple[Any, ...]:
     # a gradient of one part of an input (the autograd walk's PartGrad) is written out in full
     return tuple(None if x is None else backend.asarray(x.dense(np) if hasattr(x, "dense") else x)
                  for x in grads)
+
+
+def run_within_limits(op: Any, backend: Backend, datas: list[Any], recorded: bool) -> Any:
+    """``op.forward`` on a backend with limits, keeping empty and oversized arrays from it.
+
+    ``recorded``: the result becomes a graph node, so its backward must be able to run (an
+    empty result is then computed with NumPy too, instead of being made as zeros).
+    """
+    for d in datas:
+        _check_size(backend, d, "input")
+    if op.fallback:
+        out = forward(op, backend, datas)
+    elif any(d.size == 0 for d in datas):
+        out = _on_host(op, backend, datas)
+    else:
+        out = op.forward(backend.xp, *datas)
+        if out.size == 0:  # made lazily, not computed yet: MLX must not compute it
+            out = _on_host(op, backend, datas) if recorded else backend.xp.zeros(
+                out.shape, dtype=out.dtype)
+    _check_size(backend, out, "result")
+    return out
+
+
+def _on_host(op: Any, backend: Backend, datas: list[Any]) -> Any:
+    """``op`` computed with NumPy, its arrays included (an index it was given, say); marked
+    so that its backward runs with NumPy as well."""
+    op.fallback = True
+    op.__dict__.update({k: _to_host(v, backend) for k, v in op.__dict__.items()})
+    return backend.asarray(op.forward(np, *[backend.to_numpy(d) for d in datas]))
+
+
+def _to_host(value: Any, backend: Backend) -> Any:
+    """``value`` with every array of ``backend`` in it (in tuples and lists too) in NumPy."""
+    if isinstance(value, backend.array_type):
+        return backend.to_numpy(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to_host(v, backend) for v in value)
+    return value
+
+
+def _check_size(backend: Backend, array: Any, what: str) -> None:
+    """Refuse an array with more elements than ``backend`` can index (the dispatcher adds the
+    op's name and inputs to the message)."""
+    if array.size > backend.max_size:
+        raise OverflowError(
+            f"the {what} of shape {fmt(tuple(array.shape))} has {array.size:,} elements, more "
+            f"than the {backend.max_size:,} the {backend.device!r} device can index"
+        )

@@ -38,6 +38,8 @@ class MLXBackend(Backend):
     float_dtypes = frozenset((mx.float16, mx.float32, mx.float64))
     int_matmul = False
     linalg = MLXLinalg()
+    #: MLX indexes elements with 32-bit integers
+    max_size = 2**31 - 1
 
     def __init__(self) -> None:
         if not has_gpu():

@@ -39,7 +39,7 @@ from typing import Any
 from lucid.backends.linalg import LinAlgError  # raised for singular / indefinite matrices
 from lucid.creation import eye, zeros
 from lucid.ops import decomp
-from lucid.ops.base import apply, numel
+from lucid.ops.base import apply, extra_output, numel
 from lucid.ops.reduction import Max, Min, Sum
 from lucid.shapes import fmt, normalize_axis
 from lucid.tensor import Tensor
@@ -171,7 +171,7 @@ def slogdet(a: Any) -> tuple[Tensor, Tensor]:
     is 0 and logabsdet -inf."""
     op = decomp.SLogDet()
     logabsdet = apply(op, a)
-    return Tensor._wrap(op.sign, logabsdet.device), logabsdet
+    return extra_output(op.sign, logabsdet), logabsdet
 
 
 def solve(a: Any, b: Any) -> Tensor:
@@ -233,7 +233,7 @@ def eig(a: Any) -> tuple[Tensor, Tensor]:
     symmetric matrix)."""
     op = decomp.Eig()
     w = apply(op, a)
-    return w, Tensor._wrap(op.v, w.device)
+    return w, extra_output(op.v, w)
 
 
 def pinv(a: Any, rtol: float | None = None) -> Tensor:

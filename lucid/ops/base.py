@@ -390,6 +390,10 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     """``op.forward`` on the device's namespace and the inputs' arrays."""
     backend = BACKENDS[device]
     try:
+        if backend.max_size is not None:  # MLX: no empty or oversized array may reach it
+            recorded = MODE.flops or (MODE.grad and op.differentiable
+                                      and any(a.requires_grad for a in args))
+            return fallback.run_within_limits(op, backend, [a.data for a in args], recorded)
         if op.fallback and device != "cpu":
             return fallback.forward(op, backend, [a.data for a in args])
         if len(args) == 1:  # spelled out: the commonest calls skip building a list
@@ -400,7 +404,8 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     except OverflowError as exc:  # a size past what the array library can index
         shapes = ", ".join(fmt(a.shape) for a in args)
         raise op.error(f"inputs {shapes} on {device!r}: {exc} (the \"gpu\" device's sizes are "
-                       "32-bit integers: split the work into smaller pieces)"
+                       "32-bit integers: split the work into smaller pieces, or compute it on "
+                       "'cpu')"
                        if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError) from None
 
 
@@ -438,6 +443,13 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
 
 
 _new = object.__new__
+
+
+def extra_output(array: Any, like: Tensor) -> Tensor:
+    """A further result an op left on itself (sort's indices, slogdet's sign) as a Tensor
+    beside its main result ``like``.  On "gpu" an op with empty arrays runs with NumPy
+    (``fallback.run_within_limits``), so the array is brought to ``like``'s device."""
+    return Tensor._wrap(BACKENDS[like.device].asarray(array), like.device)
 
 
 def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:

@@ -30,7 +30,7 @@ from lucid.autograd.engine import PartGrad
 from lucid.autograd.mode import MODE
 from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
-from lucid.ops.base import Op, apply, numel, public
+from lucid.ops.base import Op, apply, extra_output, numel, public
 from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
@@ -524,7 +524,7 @@ class Sort(Op):
         tensor without one."""
         op = cls(axis, descending)
         values = apply(op, x)
-        return values, Tensor._wrap(op.indices, values.device)
+        return values, extra_output(op.indices, values)
 
     def __init__(self, axis: int, descending: bool) -> None:
         self.axis = axis
@@ -592,7 +592,7 @@ class TopK(Op):
             raise TypeError(f"topk: k must be an int, got {k!r} ({type(k).__name__})")
         op = cls(int(k), axis, largest)
         values = apply(op, x)
-        return values, Tensor._wrap(op.indices, values.device)
+        return values, extra_output(op.indices, values)
 
     def __init__(self, k: int, axis: int, largest: bool) -> None:
         self.k = k
