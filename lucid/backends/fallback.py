@@ -73,7 +73,15 @@ def run_within_limits(op: Any, backend: Backend, datas: list[Any], recorded: boo
     elif any(d.size == 0 for d in datas):
         out = _on_host(op, backend, datas)
     else:
-        out = op.forward(backend.xp, *datas)
+        try:
+            out = op.forward(backend.xp, *datas)
+        except TypeError as exc:  # MLX's bindings refuse an int past 32 bits by its type
+            big = _largest_int(op.__dict__)
+            if "incompatible function arguments" not in str(exc) or big <= backend.max_size:
+                raise
+            raise OverflowError(f"an argument of {big:,} is more than the "
+                                f"{backend.max_size:,} the {backend.device!r} device can "
+                                "index") from None
         if out.size == 0:  # made lazily, not computed yet: MLX must not compute it
             out = _on_host(op, backend, datas) if recorded else backend.xp.zeros(
                 out.shape, dtype=out.dtype)
@@ -96,6 +104,15 @@ def _to_host(value: Any, backend: Backend) -> Any:
     if isinstance(value, (tuple, list)):
         return type(value)(_to_host(v, backend) for v in value)
     return value
+
+
+def _largest_int(value: Any) -> int:
+    """The largest int among an op's parameters (in tuples, lists and dicts too), or 0."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return max((_largest_int(v) for v in value), default=0)
+    return abs(value) if isinstance(value, int) else 0
 
 
 def _check_size(backend: Backend, array: Any, what: str) -> None:

@@ -280,7 +280,8 @@ class Windows:
         """An output-shaped (N, C, *out) array as a GEMM operand (groups, C/groups,
         prod(out) · N): free when y is already (C, *out, N) in memory, as conv outputs are."""
         c = y.shape[1]
-        return self.batch_last(xp, y).reshape((groups, c // groups, -1))
+        # sizes spelled out, not -1: a reshape of an empty array cannot infer one
+        return self.batch_last(xp, y).reshape((groups, c // groups, numel(self.out) * y.shape[0]))
 
     def from_matrix(self, xp: Any, y: Any, channels: int, batch: int) -> Any:
         """A GEMM result (groups, C/groups, prod(out) · N) as the (N, C, *out) output: a
@@ -447,7 +448,7 @@ class Conv(_ConvBase):
         win = self.win = Windows(self.label, x.shape[2:], w.shape[2:], self.stride,
                                  self.padding, self.dilation)
         self.cols = win.im2col(xp, x, g)  # (G, C/G·taps, prod(out)·N)
-        self.wmat = w.reshape((g, cout // g, -1))  # (G, Cout/G, C/G·taps)
+        self.wmat = w.reshape((g, cout // g, numel(tuple(w.shape[1:]))))  # (G, Cout/G, C/G·taps)
         self.n, self.c, self.cout, self.wshape = n, c, cout, tuple(w.shape)
         return win.from_matrix(xp, xp.matmul(self.wmat, self.cols), cout, n)
 
@@ -549,7 +550,7 @@ class ConvTranspose(_ConvBase):
         win = self.win = Windows(self.label, size, w.shape[2:], self.stride, self.padding,
                                  self.dilation, out=x.shape[2:])
         self.x = x
-        self.wmat = w.reshape((g, cin // g, -1))  # (G, Cin/G, Cout/G·taps)
+        self.wmat = w.reshape((g, cin // g, numel(tuple(w.shape[1:]))))  # (G, Cin/G, Cout/G·taps)
         self.n, self.cout, self.cin, self.wshape = n, cout, cin, tuple(w.shape)
         dcols = xp.matmul(xp.swapaxes(self.wmat, 1, 2), win.to_matrix(xp, x, g))
         return win.col2im(xp, dcols, cout, n)

@@ -109,7 +109,9 @@ def _eye_like(xp: Any, n: int, like: Any) -> Any:
 
 def _pack(xp: Any, batch: tuple[int, ...], parts: list[Any]) -> Any:
     """Factors (*batch, p, q) or (*batch, p) side by side, each flattened: (*batch, total)."""
-    return xp.concatenate([p.reshape(batch + (-1,)) for p in parts], axis=-1)
+    # each size spelled out, not -1: a reshape of an empty batch cannot infer one
+    return xp.concatenate([p.reshape(batch + (numel(tuple(p.shape[len(batch):])),))
+                           for p in parts], axis=-1)
 
 
 def _unpack(g: Any, shapes: list[tuple[int, ...]]) -> list[Any]:
