@@ -38,8 +38,9 @@ import io
 import json
 import math
 import os
+import secrets
+import stat
 import struct
-import tempfile
 from typing import IO, Any
 
 import numpy as np
@@ -128,24 +129,73 @@ def _write_atomically(path: str, blob: bytes) -> None:
 
     The bytes go to a temporary file beside ``path`` (same directory, so same file system),
     are flushed to disk, and only then is the temporary file renamed over ``path`` -- a rename
-    is atomic.  If anything fails midway (disk full, an exception, a killed process) the old
-    file is untouched and the temporary file is removed (or, after a kill, left as
-    ``.<name>.*.tmp``, never under the real name).
+    is atomic.  If anything fails or is interrupted midway (disk full, an exception, Ctrl-C)
+    the old file is untouched and the temporary file is removed (after a killed process it is
+    left as ``.<name>.*.tmp``, never under the real name).  The new file gets the permissions
+    of the one it replaces, or those of any new file (the umask's), as ``open`` would.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=directory)
+    keep = _check_target(path, directory)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
+    fd = _NOT_OPENED
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-            f.flush()
-            os.fsync(f.fileno())
+        fd = _open_new(path, tmp)
+        _write_all(fd, blob)
+        if keep is not None:
+            os.chmod(tmp, keep)
+        os.fsync(fd)
+        fd = _close(fd)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if fd != _NOT_OPENED:  # ours to remove (a name that was taken is not)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise
     _sync_directory(directory)
+
+
+_NOT_OPENED, _CLOSED = -1, -2
+
+
+def _check_target(path: str, directory: str) -> int | None:
+    """Refuse a path that cannot be written, naming it (not the temporary file); return the
+    permission bits of the file it replaces (None for a new file)."""
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(
+            f"lucid.save: cannot write {path!r}: the folder {directory!r} does not exist; "
+            f"create it first (os.makedirs({directory!r}, exist_ok=True))"
+        )
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"lucid.save: {path!r} is a folder; give a file name inside "
+                                f"it, e.g. {os.path.join(path, 'model.lucid')!r}")
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _open_new(path: str, tmp: str) -> int:
+    """Create ``tmp`` for writing; mode 0o666 less the umask, as ``open`` gives new files."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    try:
+        return os.open(tmp, flags, 0o666)
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"lucid.save: cannot write {path!r}: {exc.strerror} "
+                                   "(its folder must be writable)") from None
+
+
+def _write_all(fd: int, blob: bytes) -> None:
+    view = memoryview(blob)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _close(fd: int) -> int:
+    os.close(fd)
+    return _CLOSED
 
 
 def _sync_directory(directory: str) -> None:
