@@ -196,8 +196,8 @@ class Std(Var):
     dy/dx_i = (x_i - mu) / ((n - ddof) y)   (the chain rule through sqrt: dvar / (2 y)).
 
     ``ddof``, ``correction`` and ``unbiased`` as in :func:`var` (default ddof=0, NumPy's;
-    PyTorch's default is 1).  Where y = 0 (all values equal) the gradient is 0/0 = NaN, as in
-    PyTorch.
+    PyTorch's default is 1).  Where y = 0 (all values equal) the formula is 0/0; the gradient
+    there is 0, as in PyTorch (a constant feature, or a std over one element).
     """
 
     name = "std"
@@ -208,7 +208,9 @@ class Std(Var):
         return self.y
 
     def backward(self, xp, g):
-        return super().backward(xp, g / (2 * self.y))
+        zero = self.y == 0
+        safe = xp.where(zero, 1.0, self.y)  # no 0 in a denominator, at any order
+        return super().backward(xp, xp.where(zero, 0.0, g / (2 * safe)))
 
     def forward_flops(self, out, x):
         return super().forward_flops(out, x) + out.size  # the square root
@@ -257,7 +259,8 @@ class Prod(Reduce):
         if self.n == 0:  # the empty product is 1 (MLX reads uninitialised memory here)
             shape = self.kshape if self.keepdims else tuple(
                 s for i, s in enumerate(self.in_shape) if i not in self.axes)
-            return xp.ones(shape, dtype=x.dtype)
+            kind = xp.prod(xp.ones((1,), dtype=x.dtype)).dtype  # a product's: Bool -> Int64
+            return xp.ones(shape, dtype=kind)
         return xp.prod(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, xp, g):
