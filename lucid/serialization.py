@@ -23,7 +23,7 @@ payloads included): the bytes written are the array's bytes.
 Every field of a file is checked before it is used: a truncated or crafted file raises
 ``ValueError`` saying what is wrong, never reads past its data or allocates from a bogus size.
 Caps keep a hostile file cheap to refuse: a header of at most ``MAX_HEADER_BYTES``, at most
-``MAX_ARRAYS`` arrays (counted before the header is parsed), integers of at most 20 digits and
+``MAX_ARRAYS`` arrays (counted while the header is parsed), integers of at most 20 digits and
 an object tree at most ``MAX_DEPTH`` levels deep.
 
 Saving is atomic: the file is written under a temporary name beside the target, flushed to
@@ -371,17 +371,19 @@ class _Decoder:
                 f"header length {n} is larger than the file ({len(raw)} bytes): truncated or "
                 "corrupt"
             )
-        entries = raw.count(b'"data_offsets"', 8, 8 + n)  # counted before any parsing
-        if entries > MAX_ARRAYS:
-            raise self.fail(
-                f"the header lists {entries} arrays, more than the cap of {MAX_ARRAYS}: not a "
-                "file Lucid writes (a model's state dict has hundreds), refused unread"
-            )
         try:
             text = raw[8:8 + n].decode("utf-8")
-            header = _json(text, max_digits=20)  # sizes and offsets: 20 digits is 10^20
+            # sizes and offsets: 20 digits is 10^20.  Each array's entry is one JSON object
+            # (the metadata one more): counted as they are parsed, whatever their spelling
+            # ("data\u005foffsets" is "data_offsets" too), and the parse stops past the cap
+            header = _json(text, max_digits=20, max_objects=MAX_ARRAYS + 1)
         except UnicodeDecodeError:
             raise self.fail("the header is not UTF-8 text") from None
+        except _TooManyObjects:
+            raise self.fail(
+                f"the header lists more than {MAX_ARRAYS} arrays, the cap: not a file Lucid "
+                "writes (a model's state dict has hundreds), refused"
+            ) from None
         except (json.JSONDecodeError, _NonStandardJSON) as exc:
             raise self.fail(f"the header is not valid JSON ({exc})") from None
         except RecursionError:
@@ -562,8 +564,13 @@ class _NonStandardJSON(ValueError):
     pass
 
 
-def _json(text: str, max_digits: int) -> Any:
-    """JSON as a Lucid file may hold it: no NaN/Infinity, no integer over ``max_digits``."""
+class _TooManyObjects(Exception):
+    """The JSON text holds more objects than the caller allows."""
+
+
+def _json(text: str, max_digits: int, max_objects: int | None = None) -> Any:
+    """JSON as a Lucid file may hold it: no NaN/Infinity, no integer over ``max_digits``, and
+    (if given) at most ``max_objects`` objects ``{...}`` -- the parse stops at the one past."""
 
     def parse_int(digits: str) -> int:
         n = len(digits.lstrip("-"))
@@ -571,7 +578,17 @@ def _json(text: str, max_digits: int) -> Any:
             raise _NonStandardJSON(f"an integer of {n} digits, more than {max_digits}")
         return int(digits)
 
-    return json.loads(text, parse_constant=_reject_constant, parse_int=parse_int)
+    count = 0
+
+    def make_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal count
+        count += 1
+        if max_objects is not None and count > max_objects:
+            raise _TooManyObjects
+        return dict(pairs)
+
+    return json.loads(text, parse_constant=_reject_constant, parse_int=parse_int,
+                      object_pairs_hook=make_object)
 
 
 def _reject_constant(name: str) -> Any:

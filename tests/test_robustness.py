@@ -286,3 +286,93 @@ def test_the_gpu_warning_points_at_the_users_line(tmp_path):
     out = result.stdout.strip()
     if out != "no-warning-expected":
         assert out == f"{script} 7"
+
+
+# -- crafted files: caps decided on what the file means, not on how it is spelled ------------
+def _header_only_file(header: bytes) -> bytes:
+    import struct
+
+    header += b" " * (-len(header) % 8)
+    return struct.pack("<Q", len(header)) + header
+
+
+def test_load_counts_arrays_in_the_parsed_header_whatever_the_spelling():
+    import io
+    import time
+
+    # 200,000 empty arrays whose key is spelled with a JSON escape ("data\u005foffsets"):
+    # a count of the raw bytes "data_offsets" saw none, and the file took 6 s and 400 MB
+    n = 200_000
+    entry = '"a{}":{{"dtype":"F32","shape":[0],"data\\u005foffsets":[0,0]}}'
+    blob = _header_only_file(("{" + ",".join(entry.format(i) for i in range(n)) + "}").encode())
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"more than 50000 arrays, the cap"):
+        lucid.load(io.BytesIO(blob))
+    assert time.perf_counter() - start < 4.0  # the parse stops at the cap (~0.1 s idle)
+    ok = {f"a{i}": lucid.zeros((0,)) for i in range(3)}  # and a normal file still loads
+    buf = io.BytesIO()
+    lucid.save(ok, buf)
+    assert sorted(lucid.load(io.BytesIO(buf.getvalue()))) == sorted(ok)
+
+
+def test_read_idx_checks_the_declared_size_while_inflating(tmp_path):
+    import gzip
+    import resource
+    import struct
+    import time
+
+    from lucid.data.datasets import read_idx
+
+    # 1 MB of gzip declaring 4 values and inflating to 1 GiB (1,024 gzip members of 1 MiB of
+    # zeros each after the header's: gzip reads them as one stream): refused after 5 bytes
+    bomb = tmp_path / "bomb-idx1-ubyte.gz"
+    mebibyte = gzip.compress(bytes(1 << 20), compresslevel=9)
+    bomb.write_bytes(gzip.compress(bytes([0, 0, 8, 1]) + struct.pack(">I", 4))
+                     + mebibyte * 1024)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"declares shape \(4,\) \(4 bytes of values\) but "
+                                         r"holds more bytes after its header"):
+        read_idx(bomb)
+    assert time.perf_counter() - start < 1.0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 100_000  # KiB
+    # a header declaring more than a gzip of that size can inflate to: refused unread
+    huge = tmp_path / "huge-idx3-ubyte.gz"
+    huge.write_bytes(gzip.compress(bytes([0, 0, 8, 3]) + struct.pack(">3I", 60000, 28, 28)))
+    with pytest.raises(ValueError, match=r"declares shape \(60000, 28, 28\) \(47040000 bytes "
+                                         r"of values\), more than a file of \d+ bytes can hold"):
+        read_idx(huge)
+
+
+# -- lucid.save: the folder, the permissions -------------------------------------------------
+def test_save_into_a_missing_folder_names_the_folder(tmp_path):
+    target = tmp_path / "runs" / "model.lucid"
+    with pytest.raises(FileNotFoundError) as info:
+        lucid.save({"w": lucid.ones(2)}, target)
+    message = str(info.value)
+    assert f"the folder {str(tmp_path / 'runs')!r} does not exist" in message
+    assert ".tmp" not in message
+    assert "os.makedirs" in message
+
+
+def test_saved_files_follow_the_umask_and_keep_the_permissions_they_replace(tmp_path):
+    import os
+    import stat
+
+    def mode(path):
+        return stat.S_IMODE(os.stat(path).st_mode)
+
+    old_mask = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.lucid"
+        lucid.save({"w": lucid.ones(2)}, fresh)
+        assert mode(fresh) == 0o644  # as open() makes a new file, not 0600
+        shared = tmp_path / "teacher.lucid"
+        lucid.save({"w": lucid.ones(2)}, shared)
+        os.chmod(shared, 0o664)
+        lucid.save({"w": lucid.zeros(2)}, shared)  # saving over it keeps its mode
+        assert mode(shared) == 0o664
+        np.testing.assert_array_equal(lucid.load(shared)["w"].numpy(), [0.0, 0.0])
+    finally:
+        os.umask(old_mask)
+    assert sorted(os.listdir(tmp_path)) == ["fresh.lucid", "teacher.lucid"]
