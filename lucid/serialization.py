@@ -23,7 +23,8 @@ payloads included): the bytes written are the array's bytes.
 Every field of a file is checked before it is used: a truncated or crafted file raises
 ``ValueError`` saying what is wrong, never reads past its data or allocates from a bogus size.
 Caps keep a hostile file cheap to refuse: a header of at most ``MAX_HEADER_BYTES``, at most
-``MAX_ARRAYS`` arrays (counted while the header is parsed), integers of at most 20 digits and
+``MAX_ARRAYS`` arrays (counted in the raw bytes, then -- whatever the spelling -- while the
+header is parsed), integers of at most 20 digits and
 an object tree at most ``MAX_DEPTH`` levels deep.
 
 Saving is atomic: the file is written under a temporary name beside the target, flushed to
@@ -370,6 +371,12 @@ class _Decoder:
             raise self.fail(
                 f"header length {n} is larger than the file ({len(raw)} bytes): truncated or "
                 "corrupt"
+            )
+        plain = raw.count(b'"data_offsets"', 8, 8 + n)  # the usual spelling: refused unread
+        if plain > MAX_ARRAYS:
+            raise self.fail(
+                f"the header lists {plain} arrays, more than the cap of {MAX_ARRAYS}: not a "
+                "file Lucid writes (a model's state dict has hundreds), refused unread"
             )
         try:
             text = raw[8:8 + n].decode("utf-8")
