@@ -63,6 +63,12 @@ class Backend:
         """``out = zeros(shape); out[index] += values`` with repeated indices accumulating."""
         raise NotImplementedError
 
+    def assign(self, array: Any, index: Any, value: Any) -> Any:
+        """A copy of ``array`` with ``value`` written at ``index`` (``copy[index] = value``)."""
+        out = self.copy(array)
+        out[index] = value
+        return out
+
     def sum(self, array: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         """The sum over ``axes``, accurate to the float rounding of a pairwise sum."""
         return self.xp.sum(array, axis=axes, keepdims=keepdims)
