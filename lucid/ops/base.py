@@ -332,7 +332,17 @@ def _as_tensors(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
 
 def _free_tensor(op: Op, a: Any, ref: Tensor | None) -> Tensor:
     if isinstance(a, _PY_SCALARS) and ref is not None:
-        value = np.asarray(a, dtype=_weak_dtype(ref.data.dtype, a))
+        dtype = _weak_dtype(ref.data.dtype, a)
+        try:
+            value = np.asarray(a, dtype=dtype)
+        except OverflowError:  # an int the tensor's integer dtype cannot hold (uint8 + 300)
+            info = np.iinfo(dtype)
+            raise op.error(
+                f"the Python int {a} does not fit the {ref.dtype.name} tensor it meets (whose "
+                f"values run {info.min}..{info.max}; a Python number takes the tensor's dtype). "
+                "Convert the tensor first, e.g. x.astype(lucid.Int64), or use a value in range",
+                OverflowError,
+            ) from None
         t = Tensor._wrap(BACKENDS[ref.device].asarray(value), ref.device)
     elif ref is not None and ref.device != "cpu" and isinstance(a, BACKENDS[ref.device].array_type):
         # a raw MLX array meeting a gpu tensor (``w -= lr * w.grad``): wrap it as is, not

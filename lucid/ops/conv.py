@@ -130,8 +130,9 @@ def _as_strided(xp: Any, a: Any, shape: tuple[int, ...], steps: tuple[int, ...])
     """A read-only view of ``a``'s elements (in row-major order) with ``steps`` in elements.
 
     The one place NumPy and MLX differ here: NumPy's ``as_strided`` takes byte strides of
-    the actual buffer (so the array must be C-contiguous first), MLX's ``as_strided`` takes
-    element strides over the array's logical row-major order.
+    the actual buffer, MLX's ``as_strided`` takes element strides; both need a row-major
+    (C-contiguous) array first -- a gradient arriving as a broadcast view (after ``y.sum()``)
+    is not one.
     """
     if backend_for(xp).name == "numpy":
         a = np.ascontiguousarray(a)
@@ -139,7 +140,7 @@ def _as_strided(xp: Any, a: Any, shape: tuple[int, ...], steps: tuple[int, ...])
         return np.lib.stride_tricks.as_strided(
             a, shape, tuple(s * size for s in steps), writeable=False
         )
-    return xp.as_strided(a, shape, steps)
+    return xp.as_strided(xp.contiguous(a), shape, steps)
 
 
 def _same_order(xp: Any, a: Any, like: Any) -> Any:

@@ -510,17 +510,25 @@ class QR(_Factorisation):
 
     def forward(self, xp, a):
         m, n = _matrices(self, a)
-        if self.mode != "reduced":
+        if self.mode not in ("reduced", "complete"):
             raise self.error(
-                f"mode={self.mode!r} is not supported; only mode='reduced' (Q (m, k), R (k, n), "
-                "k = min(m, n))", ValueError)
+                f"mode={self.mode!r} is not supported; use mode='reduced' (Q (m, k), R (k, n), "
+                "k = min(m, n)) or mode='complete' (Q (m, m), R (m, n))", ValueError)
         self.a = a
-        self.q, self.r = backend_for(xp).linalg.qr(a)
+        if self.mode == "complete" and m > n:  # else the same factors as the reduced QR
+            self.q, self.r = backend_for(xp).linalg.qr_complete(a)
+        else:
+            self.q, self.r = backend_for(xp).linalg.qr(a)
         return _pack(xp, tuple(a.shape[:-2]), [self.q, self.r])
 
     def backward(self, xp, g):
         q, r, a = self.q, self.r, self.a
         m, n = a.shape[-2], a.shape[-1]
+        if self.mode == "complete" and m > n:
+            raise self.error(
+                f"backward: the complete QR of a tall matrix (shape {fmt(tuple(a.shape))}, "
+                "m > n) has no gradient: Q's last m - n columns are any orthonormal completion "
+                "(PyTorch refuses it too). Use mode='reduced'", RuntimeError)
         k = min(m, n)
         gq, gr = _unpack(g, [(m, k), (k, n)])
         try:
