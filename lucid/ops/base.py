@@ -411,12 +411,24 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
         if len(args) == 2:
             return op.forward(backend.xp, args[0].data, args[1].data)
         return op.forward(backend.xp, *[a.data for a in args])
+    except TypeError as exc:  # the array library refusing the dtypes (bool - bool)
+        raise _named(op, args, exc) from None
     except OverflowError as exc:  # a size past what the array library can index
         shapes = ", ".join(fmt(a.shape) for a in args)
         raise op.error(f"inputs {shapes} on {device!r}: {exc} (the \"gpu\" device's sizes are "
                        "32-bit integers: split the work into smaller pieces, or compute it on "
                        "'cpu')"
                        if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError) from None
+
+
+def _named(op: Op, args: tuple[Tensor, ...], exc: TypeError) -> TypeError:
+    """``exc`` as it is when it names the op already; else (NumPy's own words: "numpy
+    boolean subtract, the `-` operator, is not supported ...") with the op and the dtypes."""
+    name = op.name or type(op).__name__
+    if str(exc).startswith(f"{name}:"):
+        return exc
+    dtypes = ", ".join(a.dtype.name for a in args)
+    return op.error(f"inputs of dtype {dtypes}: {exc}", TypeError)
 
 
 def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
@@ -531,8 +543,11 @@ def _numpy_result_dtype(op: Op, args: tuple[Tensor, ...], data: Any, logical: An
     if want is None:
         probe = copy.copy(op)
         probe.__dict__ = dict(op.__dict__)
-        with np.errstate(all="ignore"):
-            ref = probe.forward(np, *[a.numpy() for a in args])
+        try:
+            with np.errstate(all="ignore"):
+                ref = probe.forward(np, *[a.numpy() for a in args])
+        except TypeError as exc:  # NumPy refuses what MLX computed: refuse on both devices
+            raise _named(op, args, exc) from None
         want = _NUMPY_DTYPE[key] = to_numeric_type(ref.dtype)
     if to_numeric_type(data.dtype) != want:
         data = data.astype(want.parse(args[0].device))

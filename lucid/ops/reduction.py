@@ -58,7 +58,10 @@ class Reduce(Op):
 
     def setup(self, x: typing.Any) -> None:
         shape = tuple(x.shape)
-        axes = normalize_axes(self.name, self.axis, len(shape))
+        if not shape and type(self.axis) is int and self.axis in (0, -1):
+            axes: tuple[int, ...] = ()  # a 0-d tensor's "axis 0" (NumPy and PyTorch): itself
+        else:
+            axes = normalize_axes(self.name, self.axis, len(shape))
         self.axes = axes
         self.in_shape = shape
         self.kshape = tuple(1 if i in axes else s for i, s in enumerate(shape))
@@ -149,7 +152,7 @@ class Var(Reduce):
     def forward(self, xp, x):
         self.setup(x)
         dof = self.n - self.ddof
-        if dof <= 0:
+        if dof <= 0 and numel(self.kshape):  # (an empty result needs no dof)
             raise self.error(
                 f"input {fmt(self.in_shape)} has {self.n} element(s) along axis "
                 f"{self._axis_text()}, which leaves no degrees of freedom with ddof={self.ddof}"
@@ -161,7 +164,8 @@ class Var(Reduce):
         return total(self.d * self.d, self.axes, self.keepdims) / dof
 
     def backward(self, xp, g):
-        scale = g * (2.0 / (self.n - self.ddof))
+        dof = self.n - self.ddof  # (<= 0 only for an empty result: then g is empty too)
+        scale = g * (2.0 / dof if dof > 0 else 0.0)
         return (self.d * self.spread(xp, scale),)
 
     def forward_flops(self, out, x):
