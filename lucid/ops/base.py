@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -421,11 +422,14 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
                        if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError) from None
 
 
+#: how Lucid's own messages start: a name and a colon
+_NAMES_AN_OP = re.compile(r"^[A-Za-z_][A-Za-z_0-9.\[\]]*( \w+)?: ")
+
+
 def _named(op: Op, args: tuple[Tensor, ...], exc: TypeError) -> TypeError:
     """``exc`` as it is when it names the op already; else (NumPy's own words: "numpy
     boolean subtract, the `-` operator, is not supported ...") with the op and the dtypes."""
-    name = op.name or type(op).__name__
-    if str(exc).startswith(f"{name}:"):
+    if _NAMES_AN_OP.match(str(exc)):  # "conv2d: input has dtype Int64; ..."
         return exc
     dtypes = ", ".join(a.dtype.name for a in args)
     return op.error(f"inputs of dtype {dtypes}: {exc}", TypeError)
