@@ -63,6 +63,8 @@ for _name, _fn in _REDUCTIONS.items():
 CASES["max over the non-empty axes"] = lambda T: T((3, 0, 4), t=True).max(axis=0)
 CASES["all of nothing"] = lambda T: lucid.all(T((0,)))
 CASES["any of nothing"] = lambda T: lucid.any(T((0,)))
+CASES["all of a (0, 3) float tensor"] = lambda T: lucid.all(T((0, 3)))
+CASES["any of a (0, 3) float tensor"] = lambda T: lucid.any(T((0, 3)))
 CASES["all of nothing, transposed"] = lambda T: lucid.all(T((2, 0), t=True) > 0)
 CASES["any of nothing, transposed"] = lambda T: lucid.any(T((2, 0), t=True) > 0)
 CASES["argmax over a full axis"] = lambda T: lucid.argmax(T((0, 3), t=True), axis=1)
