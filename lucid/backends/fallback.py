@@ -21,6 +21,7 @@ goes through.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -60,32 +61,41 @@ def backward(op: Any, backend: Backend, g: Any) -> tuple[Any, ...]:
                  for x in grads)
 
 
-def run_within_limits(op: Any, backend: Backend, datas: list[Any], recorded: bool) -> Any:
+def run_within_limits(op: Any, backend: Backend, datas: list[Any],
+                      recorded: Callable[[], bool]) -> Any:
     """``op.forward`` on a backend with limits, keeping empty and oversized arrays from it.
 
-    ``recorded``: the result becomes a graph node, so its backward must be able to run (an
-    empty result is then computed with NumPy too, instead of being made as zeros).
+    ``recorded()`` says whether the result becomes a graph node, so that its backward must
+    be able to run (an empty result is then computed with NumPy too, not made as zeros).
+    The usual call -- every array non-empty and within the limit -- costs one size read per
+    array.
     """
+    limit = backend.max_size
     for d in datas:
-        _check_size(backend, d, "input")
+        n = d.size
+        if not n or n > limit:  # the rare cases, one by one
+            for a in datas:
+                _check_size(backend, a, "input")
+            out = forward(op, backend, datas) if op.fallback else _on_host(op, backend, datas)
+            _check_size(backend, out, "result")
+            return out
     if op.fallback:
         out = forward(op, backend, datas)
-    elif any(d.size == 0 for d in datas):
-        out = _on_host(op, backend, datas)
     else:
         try:
             out = op.forward(backend.xp, *datas)
         except TypeError as exc:  # MLX's bindings refuse an int past 32 bits by its type
             big = _largest_int(op.__dict__)
-            if "incompatible function arguments" not in str(exc) or big <= backend.max_size:
+            if "incompatible function arguments" not in str(exc) or big <= limit:
                 raise
-            raise OverflowError(f"an argument of {big:,} is more than the "
-                                f"{backend.max_size:,} the {backend.device!r} device can "
-                                "index") from None
-        if out.size == 0:  # made lazily, not computed yet: MLX must not compute it
-            out = _on_host(op, backend, datas) if recorded else backend.xp.zeros(
-                out.shape, dtype=out.dtype)
-    _check_size(backend, out, "result")
+            raise OverflowError(f"an argument of {big:,} is more than the {limit:,} the "
+                                f"{backend.device!r} device can index") from None
+    n = out.size
+    if not n:  # made lazily, not computed yet: MLX must not compute it
+        return _on_host(op, backend, datas) if recorded() else backend.xp.zeros(
+            out.shape, dtype=out.dtype)
+    if n > limit:
+        _check_size(backend, out, "result")
     return out
 
 

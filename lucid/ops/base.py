@@ -402,9 +402,10 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     backend = BACKENDS[device]
     try:
         if backend.max_size is not None:  # MLX: no empty or oversized array may reach it
-            recorded = MODE.flops or (MODE.grad and op.differentiable
-                                      and any(a.requires_grad for a in args))
-            return fallback.run_within_limits(op, backend, [a.data for a in args], recorded)
+            return fallback.run_within_limits(
+                op, backend, [a.data for a in args],
+                lambda: MODE.flops or (MODE.grad and op.differentiable
+                                       and any(a.requires_grad for a in args)))
         if op.fallback and device != "cpu":
             return fallback.forward(op, backend, [a.data for a in args])
         if len(args) == 1:  # spelled out: the commonest calls skip building a list
