@@ -12,7 +12,6 @@ from interrupts import at_every_line
 
 import lucid
 from lucid import nn
-from lucid.autograd.mode import MODE
 from lucid.optim import SGD, Adam, lr_scheduler
 
 
@@ -20,9 +19,8 @@ def _grad_mode_back_on() -> None:
     """Turn grad mode back on if an interrupt in ``no_grad``'s exit left it off.  That fault
     belongs to the backward/no_grad suite; here only the state these calls own is checked,
     and the rest of the session must not run without gradients."""
-    if not MODE.grad:
-        MODE.grad = True
-        MODE.saved.clear()
+    if not lucid.grad_enabled():
+        lucid.enable_grad().__enter__()  # (left entered: the mode it restores was the stuck one)
 
 
 def _model(seed: int = 0, norm: bool = True) -> nn.Module:
