@@ -56,10 +56,11 @@ test: $(TEST_STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
-# The random-program suite of `make test` with a large example budget, for long runs.
+# The random-program suites of `make test` (programs, and the families: higher order, linalg,
+# einsum, einops, index tensors, promotion, reductions, layers) with a large example budget.
 fuzz: $(TEST_STAMP)
 	LUCID_FUZZ_EXAMPLES=$${LUCID_FUZZ_EXAMPLES:-20000} $(BIN)/python -m pytest -q \
-		tests/test_fuzz_programs.py
+		tests/test_fuzz_programs.py tests/test_fuzz_families.py
 
 bench: $(LAB_STAMP)
 	$(BIN)/python -m benchmarks

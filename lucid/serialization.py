@@ -23,7 +23,8 @@ payloads included): the bytes written are the array's bytes.
 Every field of a file is checked before it is used: a truncated or crafted file raises
 ``ValueError`` saying what is wrong, never reads past its data or allocates from a bogus size.
 Caps keep a hostile file cheap to refuse: a header of at most ``MAX_HEADER_BYTES``, at most
-``MAX_ARRAYS`` arrays (counted before the header is parsed), integers of at most 20 digits and
+``MAX_ARRAYS`` arrays (counted in the raw bytes, then -- whatever the spelling -- while the
+header is parsed), integers of at most 20 digits and
 an object tree at most ``MAX_DEPTH`` levels deep.
 
 Saving is atomic: the file is written under a temporary name beside the target, flushed to
@@ -38,8 +39,9 @@ import io
 import json
 import math
 import os
+import secrets
+import stat
 import struct
-import tempfile
 from typing import IO, Any
 
 import numpy as np
@@ -128,24 +130,73 @@ def _write_atomically(path: str, blob: bytes) -> None:
 
     The bytes go to a temporary file beside ``path`` (same directory, so same file system),
     are flushed to disk, and only then is the temporary file renamed over ``path`` -- a rename
-    is atomic.  If anything fails midway (disk full, an exception, a killed process) the old
-    file is untouched and the temporary file is removed (or, after a kill, left as
-    ``.<name>.*.tmp``, never under the real name).
+    is atomic.  If anything fails or is interrupted midway (disk full, an exception, Ctrl-C)
+    the old file is untouched and the temporary file is removed (after a killed process it is
+    left as ``.<name>.*.tmp``, never under the real name).  The new file gets the permissions
+    of the one it replaces, or those of any new file (the umask's), as ``open`` would.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=directory)
+    keep = _check_target(path, directory)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
+    fd = _NOT_OPENED
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-            f.flush()
-            os.fsync(f.fileno())
+        fd = _open_new(path, tmp)
+        _write_all(fd, blob)
+        if keep is not None:
+            os.chmod(tmp, keep)
+        os.fsync(fd)
+        fd = _close(fd)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if fd != _NOT_OPENED:  # ours to remove (a name that was taken is not)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise
     _sync_directory(directory)
+
+
+_NOT_OPENED, _CLOSED = -1, -2
+
+
+def _check_target(path: str, directory: str) -> int | None:
+    """Refuse a path that cannot be written, naming it (not the temporary file); return the
+    permission bits of the file it replaces (None for a new file)."""
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(
+            f"lucid.save: cannot write {path!r}: the folder {directory!r} does not exist; "
+            f"create it first (os.makedirs({directory!r}, exist_ok=True))"
+        )
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"lucid.save: {path!r} is a folder; give a file name inside "
+                                f"it, e.g. {os.path.join(path, 'model.lucid')!r}")
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _open_new(path: str, tmp: str) -> int:
+    """Create ``tmp`` for writing; mode 0o666 less the umask, as ``open`` gives new files."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    try:
+        return os.open(tmp, flags, 0o666)
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"lucid.save: cannot write {path!r}: {exc.strerror} "
+                                   "(its folder must be writable)") from None
+
+
+def _write_all(fd: int, blob: bytes) -> None:
+    view = memoryview(blob)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _close(fd: int) -> int:
+    os.close(fd)
+    return _CLOSED
 
 
 def _sync_directory(directory: str) -> None:
@@ -328,17 +379,25 @@ class _Decoder:
                 f"header length {n} is larger than the file ({len(raw)} bytes): truncated or "
                 "corrupt"
             )
-        entries = raw.count(b'"data_offsets"', 8, 8 + n)  # counted before any parsing
-        if entries > MAX_ARRAYS:
+        plain = raw.count(b'"data_offsets"', 8, 8 + n)  # the usual spelling: refused unread
+        if plain > MAX_ARRAYS:
             raise self.fail(
-                f"the header lists {entries} arrays, more than the cap of {MAX_ARRAYS}: not a "
+                f"the header lists {plain} arrays, more than the cap of {MAX_ARRAYS}: not a "
                 "file Lucid writes (a model's state dict has hundreds), refused unread"
             )
         try:
             text = raw[8:8 + n].decode("utf-8")
-            header = _json(text, max_digits=20)  # sizes and offsets: 20 digits is 10^20
+            # sizes and offsets: 20 digits is 10^20.  Each array's entry is one JSON object
+            # (the metadata one more): counted as they are parsed, whatever their spelling
+            # ("data\u005foffsets" is "data_offsets" too), and the parse stops past the cap
+            header = _json(text, max_digits=20, max_objects=MAX_ARRAYS + 1)
         except UnicodeDecodeError:
             raise self.fail("the header is not UTF-8 text") from None
+        except _TooManyObjects:
+            raise self.fail(
+                f"the header lists more than {MAX_ARRAYS} arrays, the cap: not a file Lucid "
+                "writes (a model's state dict has hundreds), refused"
+            ) from None
         except (json.JSONDecodeError, _NonStandardJSON) as exc:
             raise self.fail(f"the header is not valid JSON ({exc})") from None
         except RecursionError:
@@ -519,8 +578,13 @@ class _NonStandardJSON(ValueError):
     pass
 
 
-def _json(text: str, max_digits: int) -> Any:
-    """JSON as a Lucid file may hold it: no NaN/Infinity, no integer over ``max_digits``."""
+class _TooManyObjects(Exception):
+    """The JSON text holds more objects than the caller allows."""
+
+
+def _json(text: str, max_digits: int, max_objects: int | None = None) -> Any:
+    """JSON as a Lucid file may hold it: no NaN/Infinity, no integer over ``max_digits``, and
+    (if given) at most ``max_objects`` objects ``{...}`` -- the parse stops at the one past."""
 
     def parse_int(digits: str) -> int:
         n = len(digits.lstrip("-"))
@@ -528,7 +592,17 @@ def _json(text: str, max_digits: int) -> Any:
             raise _NonStandardJSON(f"an integer of {n} digits, more than {max_digits}")
         return int(digits)
 
-    return json.loads(text, parse_constant=_reject_constant, parse_int=parse_int)
+    count = 0
+
+    def make_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal count
+        count += 1
+        if max_objects is not None and count > max_objects:
+            raise _TooManyObjects
+        return dict(pairs)
+
+    return json.loads(text, parse_constant=_reject_constant, parse_int=parse_int,
+                      object_pairs_hook=make_object)
 
 
 def _reject_constant(name: str) -> Any:

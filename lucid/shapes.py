@@ -48,6 +48,8 @@ def sum_to(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
     size 1 and ``grad`` does not is summed with ``keepdims``.  The caller has already checked
     that ``shape`` broadcasts to ``grad.shape``.
     """
+    if grad.size == 0:  # nothing to add up (and MLX may hang summing an empty axis)
+        return xp.zeros(shape, dtype=grad.dtype)
     lead = grad.ndim - len(shape)
     if lead:
         grad = grad.sum(axis=tuple(range(lead)))

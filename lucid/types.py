@@ -133,7 +133,13 @@ class Numeric:
         bits = self.bits
         if self.base_dtype is float and bits == 64:
             bits = gpu_float64_storage_bits(_mlx_default_is_gpu())
-        return getattr(mx, self._np_name(bits))
+        stored = getattr(mx, self._np_name(bits), None)
+        if stored is None:  # complex128: MLX's widest complex type is complex64
+            raise TypeError(
+                f"{self.name} cannot be stored on 'gpu': MLX has no {self._np_name(bits)}. Keep "
+                "the tensor on 'cpu', or convert it first: x.astype(lucid.Complex64).to('gpu')"
+            )
+        return stored
 
     def parse(self, device: str) -> Any:
         """The backend dtype for ``device`` ("cpu" → NumPy, "gpu" → MLX)."""

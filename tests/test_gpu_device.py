@@ -519,13 +519,15 @@ DTYPE_PARITY = {
 }
 
 
-def test_integer_matmul_on_gpu_is_a_clear_error():
-    a = lucid.Tensor(np.array([[1, 2]]), device="gpu")
+def test_integer_matmul_on_gpu_multiplies_exactly_as_cpu():
+    # MLX multiplies floats only: integer products are NumPy's, moved back (past 2^24, where
+    # a float32 product would round)
+    a = lucid.Tensor(np.array([[1, 2**25]]), device="gpu")
     b = lucid.Tensor(np.array([[3], [4]]), device="gpu")
-    with pytest.raises(TypeError, match=r"matmul: \(1,2\) @ \(2,1\): integer operands are not "
-                                        r"supported on this device.*astype\(lucid.Float32\)"):
-        a @ b
-    np.testing.assert_array_equal((a.cpu() @ b.cpu()).numpy(), [[11]])
+    y = a @ b
+    assert y.device == "gpu" and y.dtype == lucid.Int64
+    np.testing.assert_array_equal(y.numpy(), (a.cpu() @ b.cpu()).numpy())
+    assert y.item() == 3 + 4 * 2**25
 
 
 @pytest.mark.parametrize("name", ["int+int", "int*2", "int32*2.5", "float16+float16",

@@ -48,6 +48,10 @@ class Backend:
     #: the matrix factorisations (inv, solve, qr, svd, eigh, ...) behind one spelling
     #: (lucid/backends/linalg.py)
     linalg: Any
+    #: the most elements an array may have here; a backend with a limit (MLX) is also never
+    #: handed an empty array (lucid/backends/fallback.py, ``run_within_limits``).  None: no
+    #: limit, and empty arrays are fine (NumPy).
+    max_size: int | None = None
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         raise NotImplementedError
@@ -58,6 +62,12 @@ class Backend:
     def scatter_add(self, shape: tuple[int, ...], dtype: Any, index: Any, values: Any) -> Any:
         """``out = zeros(shape); out[index] += values`` with repeated indices accumulating."""
         raise NotImplementedError
+
+    def assign(self, array: Any, index: Any, value: Any) -> Any:
+        """A copy of ``array`` with ``value`` written at ``index`` (``copy[index] = value``)."""
+        out = self.copy(array)
+        out[index] = value
+        return out
 
     def sum(self, array: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         """The sum over ``axes``, accurate to the float rounding of a pairwise sum."""

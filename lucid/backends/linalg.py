@@ -44,6 +44,12 @@ class NumpyLinalg:
         q, r = np.linalg.qr(a, mode="reduced")
         return q, r
 
+    def qr_complete(self, a: Any) -> tuple[Any, Any]:
+        """The complete QR: Q (m, m) orthogonal, R (m, n) upper triangular (LAPACK's
+        completion of Q's columns)."""
+        q, r = np.linalg.qr(a, mode="complete")
+        return q, r
+
     def svd(self, a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
         u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
         return u, s, vh
@@ -107,6 +113,12 @@ class MLXLinalg:
     def qr(self, a: Any) -> tuple[Any, Any]:
         q, r = self._run(self.la.qr, a)  # MLX's QR is the reduced one
         return q, r
+
+    def qr_complete(self, a: Any) -> tuple[Any, Any]:
+        """MLX's QR is the reduced one only: the complete one is NumPy's (MLX runs its
+        factorisations on the CPU anyway), so both devices give the same completion."""
+        q, r = NumpyLinalg().qr_complete(np.array(a))
+        return self.mx.array(q), self.mx.array(r)
 
     def svd(self, a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
         u, s, vh = self._run(self.la.svd, a)  # MLX always returns the full U and Vh

@@ -38,6 +38,8 @@ class MLXBackend(Backend):
     float_dtypes = frozenset((mx.float16, mx.float32, mx.float64))
     int_matmul = False
     linalg = MLXLinalg()
+    #: MLX indexes elements with 32-bit integers
+    max_size = 2**31 - 1
 
     def __init__(self) -> None:
         if not has_gpu():
@@ -50,6 +52,9 @@ class MLXBackend(Backend):
     def asarray(self, data: Any, dtype: Any = None) -> mx.array:
         if isinstance(data, mx.array):
             return data if dtype is None or data.dtype == dtype else data.astype(dtype)
+        if isinstance(data, np.ndarray) and (not data.flags.c_contiguous or not data.size):
+            # MLX refuses negative strides (x[::-1]), which NumPy calls contiguous when empty
+            data = data.copy(order="C")
         if isinstance(data, np.ndarray) and data.dtype == np.float64 and dtype is None:
             from lucid.types import Float64
 
@@ -65,7 +70,26 @@ class MLXBackend(Backend):
             # Nothing to add -- and MLX's scatter kills the process (SIGFPE) on an empty update,
             # so an empty one must never reach it.
             return out
-        return out.at[index].add(values)
+        if not _arrays_apart(index):
+            return out.at[index].add(values)
+        where = _positions(shape, index)  # by flat position (see _arrays_apart)
+        flat = mx.zeros((out.size,), dtype=dtype)
+        return flat.at[where.reshape(-1)].add(values.reshape(-1)).reshape(shape)
+
+    def assign(self, array: mx.array, index: Any, value: Any) -> mx.array:
+        out = mx.array(array)
+        selected = tuple(array[index].shape)  # (MLX infers the shape; nothing is computed)
+        if 0 in selected:  # nothing to write -- and MLX's update of nothing may crash
+            np.broadcast_shapes(tuple(np.shape(value)), selected)  # ValueError if not
+            return out
+        if not _arrays_apart(index):
+            out[index] = value
+            return out
+        where = _positions(tuple(array.shape), index)  # by flat position (see _arrays_apart)
+        value = mx.broadcast_to(mx.array(value, dtype=out.dtype), where.shape)
+        flat = out.reshape(-1)
+        flat[where.reshape(-1)] = value.reshape(-1)
+        return flat.reshape(array.shape)
 
     def sum(self, array: mx.array, axes: tuple[int, ...], keepdims: bool) -> mx.array:
         """MLX sums float32 sequentially: 2e7 ones add up to 16,777,216 (2^24, where adding 1
@@ -95,6 +119,33 @@ class MLXBackend(Backend):
 
     def stop_gradient(self, array: mx.array) -> mx.array:
         return mx.stop_gradient(array)
+
+
+def _arrays_apart(index: Any) -> bool:
+    """True when the index arrays (and ints beside them) are separated by a slice, None or
+    Ellipsis (``x[0, :, idx]``, ``x[1, None, idx]``), or meet a None (``x[idx, :, None]``).
+
+    MLX reads such an index with NumPy's layout -- the indexed axes first -- but its updates,
+    ``x.at[...].add(v)`` and ``x[...] = v``, want ``v`` in another one: they refuse the value
+    the read gave, or, when the shapes happen to fit, write it transposed.  Those updates go
+    through the flat positions (:func:`_positions`) instead."""
+    if not isinstance(index, tuple) or not any(isinstance(p, mx.array) for p in index):
+        return False
+    if any(p is None for p in index):
+        return True
+    advanced = [isinstance(p, (int, mx.array)) for p in index]
+    first = advanced.index(True)
+    last = len(advanced) - advanced[::-1].index(True)
+    return not all(advanced[first:last])
+
+
+def _positions(shape: tuple[int, ...], index: Any) -> mx.array:
+    """The flat positions ``index`` selects in an array of ``shape``, laid out as
+    ``array[index]`` is (NumPy's layout): an update at them needs no layout rule."""
+    size = 1
+    for s in shape:
+        size *= s
+    return mx.arange(size).reshape(shape)[index]
 
 
 #: the longest run MLX sums sequentially (NumPy's pairwise sum works in blocks of 128 too)

@@ -36,10 +36,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from lucid.backends.linalg import LinAlgError  # raised for singular / indefinite matrices
 from lucid.creation import eye, zeros
 from lucid.ops import decomp
-from lucid.ops.base import apply, numel
+from lucid.ops.base import apply, extra_output, numel
+from lucid.ops import where
 from lucid.ops.reduction import Max, Min, Sum
 from lucid.shapes import fmt, normalize_axis
 from lucid.tensor import Tensor
@@ -171,7 +174,7 @@ def slogdet(a: Any) -> tuple[Tensor, Tensor]:
     is 0 and logabsdet -inf."""
     op = decomp.SLogDet()
     logabsdet = apply(op, a)
-    return Tensor._wrap(op.sign, logabsdet.device), logabsdet
+    return extra_output(op.sign, logabsdet), logabsdet
 
 
 def solve(a: Any, b: Any) -> Tensor:
@@ -192,7 +195,8 @@ def cholesky(a: Any, upper: bool = False) -> Tensor:
 
 def qr(a: Any, mode: str = "reduced") -> tuple[Tensor, Tensor]:
     """``(Q, R)`` with A = Q R: Q (..., m, k) with orthonormal columns, R (..., k, n) upper
-    triangular, k = min(m, n).  Only ``mode="reduced"`` is supported."""
+    triangular, k = min(m, n) (``mode="reduced"``); ``mode="complete"``: Q (..., m, m)
+    orthogonal, R (..., m, n) -- NumPy's completion, without a gradient when m > n."""
     op = decomp.QR(mode)
     packed = apply(op, a)
     return _factors(packed, [tuple(op.q.shape[-2:]), tuple(op.r.shape[-2:])])
@@ -233,7 +237,7 @@ def eig(a: Any) -> tuple[Tensor, Tensor]:
     symmetric matrix)."""
     op = decomp.Eig()
     w = apply(op, a)
-    return w, Tensor._wrap(op.v, w.device)
+    return w, extra_output(op.v, w)
 
 
 def pinv(a: Any, rtol: float | None = None) -> Tensor:
@@ -244,16 +248,18 @@ def pinv(a: Any, rtol: float | None = None) -> Tensor:
 
 def matrix_power(a: Any, n: int) -> Tensor:
     """A^n for a square A and an integer n, by repeated squaring (about log2 |n| matmuls,
-    whose gradients it inherits).  n = 0 gives identity matrices (no gradient: they do not
-    depend on A); n = 1 a copy of A; n < 0 gives inv(A)^|n|."""
+    whose gradients it inherits).  n = 0 gives identity matrices (a zero gradient: they do
+    not depend on A); n = 1 a copy of A; n < 0 gives inv(A)^|n|."""
     a = _as_tensor(a)
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"matrix_power: n must be an int, got {n!r} ({type(n).__name__})")
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"matrix_power: expected square matrices, got shape {fmt(a.shape)}")
-    if n == 0:
+    if n == 0:  # identity matrices, one per matrix, recorded as a choice between them and
+        # A (always them) so that A gets its gradient, zero, as in PyTorch
         identity = eye(a.shape[-1], dtype=a.dtype, device=a.device)
-        return identity + zeros(a.shape, dtype=a.dtype, device=a.device)  # one per matrix
+        identity = identity + zeros(a.shape, dtype=a.dtype, device=a.device)
+        return where(Tensor(np.ones(a.shape, dtype=bool), device=a.device), identity, a)
     if n < 0:
         a, n = inv(a), -n
     result = None

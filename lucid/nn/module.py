@@ -307,12 +307,9 @@ class Module:
                 f"Error(s) in loading state_dict for {type(self).__name__} "
                 f"({len(problems)} problem(s)):\n  " + "\n  ".join(problems)
             )
-        for key, arr in converted.items():
-            target = own[key]
-            fresh = Tensor(arr, dtype=target.dtype, device=target.device)
-            target.data = fresh.data
-            target._dtype = fresh._dtype
-            target._version += 1
+        fresh = {key: Tensor(arr, dtype=own[key].dtype, device=own[key].device)
+                 for key, arr in converted.items()}
+        _write_all([(own[key], new) for key, new in fresh.items()])
         return IncompatibleKeys(missing, unexpected)
 
     # -- devices and modes ---------------------------------------------------------------
@@ -497,3 +494,18 @@ def _name_by_path(name: str, value: Any) -> None:
     for path, t in [*value.named_parameters(), *value.named_buffers()]:
         if t.name == path:
             t.name = f"{name}.{path}"
+
+
+def _write_all(pairs: list[tuple[Tensor, Tensor]]) -> None:
+    """Write each new value into its parameter or buffer (bumping its version), all or
+    nothing: interrupted half-way (a Ctrl-C), every tensor gets its old value back."""
+    old = [(target, target.data, target._dtype, target._version) for target, _ in pairs]
+    try:
+        for target, new in pairs:
+            target.data = new.data
+            target._dtype = new._dtype
+            target._version += 1
+    except BaseException:
+        for target, data, dtype, version in old:
+            target.data, target._dtype, target._version = data, dtype, version
+        raise

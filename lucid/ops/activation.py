@@ -44,8 +44,25 @@ def _sigmoid(xp: Any, x: Any) -> Any:
     numerator and denominator multiplied by e^x.  Neither exponent is ever positive, so
     nothing overflows, and no branch (``where``) is needed.
     7 operations per element: min, exp, abs, neg, exp, add, divide.
+
+    MLX has its own sigmoid, and so has the namespace of Lucid ops that ``create_graph``
+    runs backward rules on (``lucid.sigmoid``, whose rule y(1 - y) is smooth): min and abs
+    have kinks at 0, so derivatives taken through this formula are wrong there from the third
+    order on (silu's third derivative at 0 would be 1/8, not 0).
     """
+    own = getattr(xp, "sigmoid", None)
+    if own is not None:
+        return own(x)
     return xp.exp(xp.minimum(x, 0)) / (1 + xp.exp(-xp.abs(x)))
+
+
+def _softplus(xp: Any, x: Any) -> Any:
+    """log(1 + e^x) without overflow, as max(x, 0) + log(1 + e^-|x|); under ``create_graph``
+    Lucid's softplus op, whose derivatives are exact at 0 (see :func:`_sigmoid`)."""
+    own = getattr(xp, "softplus", None)
+    if own is not None:
+        return own(x)
+    return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 
@@ -220,14 +237,12 @@ class Mish(Elementwise):
 
     def forward(self, xp, x):
         self.x = x
-        self.t = xp.tanh(xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x))))
+        self.t = xp.tanh(_softplus(xp, x))
         return x * self.t
 
     def backward(self, xp, g):
         x, t = self.x, self.t
-        e = xp.exp(-xp.abs(x))  # σ(x) from e^(-|x|): no overflow on either side
-        sig = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
-        return (g * (t + x * (1 - t * t) * sig),)
+        return (g * (t + x * (1 - t * t) * _sigmoid(xp, x)),)
 
 
 class GELU(Elementwise):

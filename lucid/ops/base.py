@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -344,7 +345,17 @@ def _as_tensors(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
 
 def _free_tensor(op: Op, a: Any, ref: Tensor | None) -> Tensor:
     if isinstance(a, _PY_SCALARS) and ref is not None:
-        value = np.asarray(a, dtype=_weak_dtype(ref.data.dtype, a))
+        dtype = _weak_dtype(ref.data.dtype, a)
+        try:
+            value = np.asarray(a, dtype=dtype)
+        except OverflowError:  # an int the tensor's integer dtype cannot hold (uint8 + 300)
+            info = np.iinfo(dtype)
+            raise op.error(
+                f"the Python int {a} does not fit the {ref.dtype.name} tensor it meets (whose "
+                f"values run {info.min}..{info.max}; a Python number takes the tensor's dtype). "
+                "Convert the tensor first, e.g. x.astype(lucid.Int64), or use a value in range",
+                OverflowError,
+            ) from None
         t = Tensor._wrap(BACKENDS[ref.device].asarray(value), ref.device)
     elif ref is not None and ref.device != "cpu" and isinstance(a, BACKENDS[ref.device].array_type):
         # a raw MLX array meeting a gpu tensor (``w -= lr * w.grad``): wrap it as is, not
@@ -403,6 +414,11 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     __tracebackhide__ = True  # IPython shows the caller's line, not this frame
     backend = BACKENDS[device]
     try:
+        if backend.max_size is not None:  # MLX: no empty or oversized array may reach it
+            return fallback.run_within_limits(
+                op, backend, [a.data for a in args],
+                lambda: MODE.flops or (MODE.grad and op.differentiable
+                                       and any(a.requires_grad for a in args)))
         if op.fallback and device != "cpu":
             return fallback.forward(op, backend, [a.data for a in args])
         if len(args) == 1:  # spelled out: the commonest calls skip building a list
@@ -410,11 +426,27 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
         if len(args) == 2:
             return op.forward(backend.xp, args[0].data, args[1].data)
         return op.forward(backend.xp, *[a.data for a in args])
+    except TypeError as exc:  # the array library refusing the dtypes (bool - bool)
+        raise _named(op, args, exc) from None
     except OverflowError as exc:  # a size past what the array library can index
         shapes = ", ".join(fmt(a.shape) for a in args)
         raise op.error(f"inputs {shapes} on {device!r}: {exc} (the \"gpu\" device's sizes are "
-                       "32-bit integers: split the work into smaller pieces)"
+                       "32-bit integers: split the work into smaller pieces, or compute it on "
+                       "'cpu')"
                        if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError) from None
+
+
+#: how Lucid's own messages start: a name and a colon
+_NAMES_AN_OP = re.compile(r"^[A-Za-z_][A-Za-z_0-9.\[\]]*( \w+)?: ")
+
+
+def _named(op: Op, args: tuple[Tensor, ...], exc: TypeError) -> TypeError:
+    """``exc`` as it is when it names the op already; else (NumPy's own words: "numpy
+    boolean subtract, the `-` operator, is not supported ...") with the op and the dtypes."""
+    if _NAMES_AN_OP.match(str(exc)):  # "conv2d: input has dtype Int64; ..."
+        return exc
+    dtypes = ", ".join(a.dtype.name for a in args)
+    return op.error(f"inputs of dtype {dtypes}: {exc}", TypeError)
 
 
 def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
@@ -451,6 +483,13 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
 
 
 _new = object.__new__
+
+
+def extra_output(array: Any, like: Tensor) -> Tensor:
+    """A further result an op left on itself (sort's indices, slogdet's sign) as a Tensor
+    beside its main result ``like``.  On "gpu" an op with empty arrays runs with NumPy
+    (``fallback.run_within_limits``), so the array is brought to ``like``'s device."""
+    return Tensor._wrap(BACKENDS[like.device].asarray(array), like.device)
 
 
 def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
@@ -525,8 +564,11 @@ def _numpy_result_dtype(op: Op, args: tuple[Tensor, ...], data: Any, logical: An
     if want is None:
         probe = copy.copy(op)
         probe.__dict__ = dict(op.__dict__)
-        with np.errstate(all="ignore"):
-            ref = probe.forward(np, *[a.numpy() for a in args])
+        try:
+            with np.errstate(all="ignore"):
+                ref = probe.forward(np, *[a.numpy() for a in args])
+        except TypeError as exc:  # NumPy refuses what MLX computed: refuse on both devices
+            raise _named(op, args, exc) from None
         want = _NUMPY_DTYPE[key] = to_numeric_type(ref.dtype)
     if to_numeric_type(data.dtype) != want:
         data = data.astype(want.parse(args[0].device))

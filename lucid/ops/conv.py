@@ -130,8 +130,9 @@ def _as_strided(xp: Any, a: Any, shape: tuple[int, ...], steps: tuple[int, ...])
     """A read-only view of ``a``'s elements (in row-major order) with ``steps`` in elements.
 
     The one place NumPy and MLX differ here: NumPy's ``as_strided`` takes byte strides of
-    the actual buffer (so the array must be C-contiguous first), MLX's ``as_strided`` takes
-    element strides over the array's logical row-major order.
+    the actual buffer, MLX's ``as_strided`` takes element strides; both need a row-major
+    (C-contiguous) array first -- a gradient arriving as a broadcast view (after ``y.sum()``)
+    is not one.
     """
     if backend_for(xp).name == "numpy":
         a = np.ascontiguousarray(a)
@@ -139,7 +140,7 @@ def _as_strided(xp: Any, a: Any, shape: tuple[int, ...], steps: tuple[int, ...])
         return np.lib.stride_tricks.as_strided(
             a, shape, tuple(s * size for s in steps), writeable=False
         )
-    return xp.as_strided(a, shape, steps)
+    return xp.as_strided(xp.contiguous(a), shape, steps)
 
 
 def _same_order(xp: Any, a: Any, like: Any) -> Any:
@@ -280,7 +281,8 @@ class Windows:
         """An output-shaped (N, C, *out) array as a GEMM operand (groups, C/groups,
         prod(out) · N): free when y is already (C, *out, N) in memory, as conv outputs are."""
         c = y.shape[1]
-        return self.batch_last(xp, y).reshape((groups, c // groups, -1))
+        # sizes spelled out, not -1: a reshape of an empty array cannot infer one
+        return self.batch_last(xp, y).reshape((groups, c // groups, numel(self.out) * y.shape[0]))
 
     def from_matrix(self, xp: Any, y: Any, channels: int, batch: int) -> Any:
         """A GEMM result (groups, C/groups, prod(out) · N) as the (N, C, *out) output: a
@@ -447,7 +449,7 @@ class Conv(_ConvBase):
         win = self.win = Windows(self.label, x.shape[2:], w.shape[2:], self.stride,
                                  self.padding, self.dilation)
         self.cols = win.im2col(xp, x, g)  # (G, C/G·taps, prod(out)·N)
-        self.wmat = w.reshape((g, cout // g, -1))  # (G, Cout/G, C/G·taps)
+        self.wmat = w.reshape((g, cout // g, numel(tuple(w.shape[1:]))))  # (G, Cout/G, C/G·taps)
         self.n, self.c, self.cout, self.wshape = n, c, cout, tuple(w.shape)
         return win.from_matrix(xp, xp.matmul(self.wmat, self.cols), cout, n)
 
@@ -549,7 +551,7 @@ class ConvTranspose(_ConvBase):
         win = self.win = Windows(self.label, size, w.shape[2:], self.stride, self.padding,
                                  self.dilation, out=x.shape[2:])
         self.x = x
-        self.wmat = w.reshape((g, cin // g, -1))  # (G, Cin/G, Cout/G·taps)
+        self.wmat = w.reshape((g, cin // g, numel(tuple(w.shape[1:]))))  # (G, Cin/G, Cout/G·taps)
         self.n, self.cout, self.cin, self.wshape = n, cout, cin, tuple(w.shape)
         dcols = xp.matmul(xp.swapaxes(self.wmat, 1, 2), win.to_matrix(xp, x, g))
         return win.col2im(xp, dcols, cout, n)

@@ -109,7 +109,9 @@ def _eye_like(xp: Any, n: int, like: Any) -> Any:
 
 def _pack(xp: Any, batch: tuple[int, ...], parts: list[Any]) -> Any:
     """Factors (*batch, p, q) or (*batch, p) side by side, each flattened: (*batch, total)."""
-    return xp.concatenate([p.reshape(batch + (-1,)) for p in parts], axis=-1)
+    # each size spelled out, not -1: a reshape of an empty batch cannot infer one
+    return xp.concatenate([p.reshape(batch + (numel(tuple(p.shape[len(batch):])),))
+                           for p in parts], axis=-1)
 
 
 def _unpack(g: Any, shapes: list[tuple[int, ...]]) -> list[Any]:
@@ -508,17 +510,25 @@ class QR(_Factorisation):
 
     def forward(self, xp, a):
         m, n = _matrices(self, a)
-        if self.mode != "reduced":
+        if self.mode not in ("reduced", "complete"):
             raise self.error(
-                f"mode={self.mode!r} is not supported; only mode='reduced' (Q (m, k), R (k, n), "
-                "k = min(m, n))", ValueError)
+                f"mode={self.mode!r} is not supported; use mode='reduced' (Q (m, k), R (k, n), "
+                "k = min(m, n)) or mode='complete' (Q (m, m), R (m, n))", ValueError)
         self.a = a
-        self.q, self.r = backend_for(xp).linalg.qr(a)
+        if self.mode == "complete" and m > n:  # else the same factors as the reduced QR
+            self.q, self.r = backend_for(xp).linalg.qr_complete(a)
+        else:
+            self.q, self.r = backend_for(xp).linalg.qr(a)
         return _pack(xp, tuple(a.shape[:-2]), [self.q, self.r])
 
     def backward(self, xp, g):
         q, r, a = self.q, self.r, self.a
         m, n = a.shape[-2], a.shape[-1]
+        if self.mode == "complete" and m > n:
+            raise self.error(
+                f"backward: the complete QR of a tall matrix (shape {fmt(tuple(a.shape))}, "
+                "m > n) has no gradient: Q's last m - n columns are any orthonormal completion "
+                "(PyTorch refuses it too). Use mode='reduced'", RuntimeError)
         k = min(m, n)
         gq, gr = _unpack(g, [(m, k), (k, n)])
         try:

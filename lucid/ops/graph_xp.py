@@ -124,7 +124,11 @@ class _Scatter(Op):
 
     def __init__(self, shape: tuple[int, ...], index: Any) -> None:
         self.shape = shape
-        self.index = index
+        # index arrays that a rule built with this namespace (``xp.arange``) are Tensors: the
+        # scatter indexes the device's arrays with their data (MLX takes no other type)
+        parts = index if isinstance(index, tuple) else (index,)
+        parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)
+        self.index = parts if isinstance(index, tuple) else parts[0]
 
     def forward(self, xp, g):
         if isinstance(g, Tensor):  # differentiated once more: the same op, recorded

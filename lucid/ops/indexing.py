@@ -30,7 +30,7 @@ from lucid.autograd.engine import PartGrad
 from lucid.autograd.mode import MODE
 from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
-from lucid.ops.base import Op, apply, numel, public
+from lucid.ops.base import Op, apply, extra_output, numel, public
 from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
@@ -207,6 +207,21 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
     return tuple(out), advanced
 
 
+def _check_arrays_fit(op: str, backend: Any, parts: tuple, shape: tuple[int, ...]) -> None:
+    """The index arrays of a parsed index (a mask counts as the positions of its True
+    entries) must broadcast together: they pick elements side by side."""
+    shapes = [tuple(p.shape) for p in parts if isinstance(p, backend.array_type)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError(
+            f"{op}: the index arrays of shapes {', '.join(fmt(s) for s in shapes)} (a boolean "
+            f"mask counts as its True positions) do not broadcast together (tensor shape "
+            f"{fmt(shape)}); arrays that index several axes pick elements side by side and "
+            "need broadcastable shapes"
+        ) from None
+
+
 # --------------------------------------------------------------------------------------------
 # x[index]
 
@@ -235,12 +250,16 @@ class GetItem(Op):
 
     def forward(self, xp, x):
         self.index, self.advanced = _parse_index(self.name, xp, self.index, tuple(x.shape))
+        if self.advanced:
+            _check_arrays_fit(self.name, backend_for(xp), self.index, tuple(x.shape))
         self.shape, self.dtype = tuple(x.shape), x.dtype
         return x[self.index]
 
     def backward(self, xp, g):
         if self.advanced or isinstance(g, Tensor):  # (a Tensor: create_graph, see graph_xp)
             return (backend_for(xp).scatter_add(self.shape, self.dtype, self.index, g),)
+        if not self.shape:  # x[()] or x[...] of a 0-d x selects all of it: g is dL/dx
+            return (g.reshape(()),)  # (and no part to add into a NumPy scalar gradient)
         return (PartGrad(self.shape, self.dtype, self.index, g),)  # added into place
 
     def forward_flops(self, out, x):
@@ -267,7 +286,9 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             "`with lucid.no_grad():` (as optimizers do)."
         )
     backend = get_backend(x.device)
-    parts, _ = _parse_index(name, backend.xp, _unwrap_index(x, index, name), x.shape)
+    parts, advanced = _parse_index(name, backend.xp, _unwrap_index(x, index, name), x.shape)
+    if advanced:
+        _check_arrays_fit(name, backend, parts, x.shape)
     if isinstance(value, Tensor):
         if value.device != x.device:
             raise RuntimeError(
@@ -275,14 +296,13 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                 f"move it first (value.to({x.device!r}))"
             )
         value = value.data
-    data = backend.copy(x.data)
     try:
-        data[parts] = value
+        data = backend.assign(x.data, parts, value)
     except ValueError as exc:
         got = fmt(tuple(np.shape(value)))
         raise ValueError(
             f"{name}: cannot assign a value of shape {got} to the selection of shape "
-            f"{fmt(tuple(data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
+            f"{fmt(tuple(x.data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
             "broadcast to the selection"
         ) from exc
     x.data = data
@@ -534,7 +554,7 @@ class Sort(Op):
         tensor without one."""
         op = cls(axis, descending)
         values = apply(op, x)
-        return values, Tensor._wrap(op.indices, values.device)
+        return values, extra_output(op.indices, values)
 
     def __init__(self, axis: int, descending: bool) -> None:
         self.axis = axis
@@ -602,7 +622,7 @@ class TopK(Op):
             raise TypeError(f"topk: k must be an int, got {k!r} ({type(k).__name__})")
         op = cls(int(k), axis, largest)
         values = apply(op, x)
-        return values, Tensor._wrap(op.indices, values.device)
+        return values, extra_output(op.indices, values)
 
     def __init__(self, k: int, axis: int, largest: bool) -> None:
         self.k = k

@@ -21,6 +21,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+import numpy as np
+
 from lucid.backends import backend_for
 from lucid.ops.base import Op, apply, numel
 from lucid.shapes import fmt, normalize_axis, sum_to
@@ -68,12 +70,6 @@ class MatMul(Op):
                 "instead.",
                 ValueError,
             )
-        if not backend_for(xp).int_matmul and not (_inexact(a) or _inexact(b)):
-            raise self.error(
-                f"{pair}: integer operands are not supported on this device (MLX multiplies "
-                "floating-point matrices only). Cast first: a.astype(lucid.Float32).",
-                TypeError,
-            )
         k_a, k_b = sa[-1], sb[-2] if len(sb) > 1 else sb[0]
         if k_a != k_b:
             where = "second-to-last axis" if len(sb) > 1 else "length"
@@ -90,6 +86,11 @@ class MatMul(Op):
         batch = self._batch(pair, self.a2[:-2], self.b2[:-2])
         self.out2 = (*batch, self.a2[-2], self.b2[-1])
         self.a, self.b, self.sa, self.sb = a, b, sa, sb
+        backend = backend_for(xp)
+        if not backend.int_matmul and not (_inexact(a) or _inexact(b)):
+            # MLX multiplies floating-point matrices only: integers are multiplied (exactly)
+            # by NumPy and moved back (integers carry no gradient)
+            return backend.asarray(np.matmul(backend.to_numpy(a), backend.to_numpy(b)))
         if len(sb) == 2:  # a stack of rows times one matrix (x @ W): one product
             return _rows_matmul(xp, a, b)
         return xp.matmul(a, b)

@@ -58,7 +58,10 @@ class Reduce(Op):
 
     def setup(self, x: typing.Any) -> None:
         shape = tuple(x.shape)
-        axes = normalize_axes(self.name, self.axis, len(shape))
+        if not shape and type(self.axis) is int and self.axis in (0, -1):
+            axes: tuple[int, ...] = ()  # a 0-d tensor's "axis 0" (NumPy and PyTorch): itself
+        else:
+            axes = normalize_axes(self.name, self.axis, len(shape))
         self.axes = axes
         self.in_shape = shape
         self.kshape = tuple(1 if i in axes else s for i, s in enumerate(shape))
@@ -150,7 +153,7 @@ class Var(Reduce):
     def forward(self, xp, x):
         self.setup(x)
         dof = self.n - self.ddof
-        if dof <= 0:
+        if dof <= 0 and numel(self.kshape):  # (an empty result needs no dof)
             raise self.error(
                 f"input {fmt(self.in_shape)} has {self.n} element(s) along axis "
                 f"{self._axis_text()}, which leaves no degrees of freedom with ddof={self.ddof}"
@@ -162,7 +165,8 @@ class Var(Reduce):
         return total(self.d * self.d, self.axes, self.keepdims) / dof
 
     def backward(self, xp, g):
-        scale = g * (2.0 / (self.n - self.ddof))
+        dof = self.n - self.ddof  # (<= 0 only for an empty result: then g is empty too)
+        scale = g * (2.0 / dof if dof > 0 else 0.0)
         return (self.d * self.spread(xp, scale),)
 
     def forward_flops(self, out, x):
@@ -198,7 +202,8 @@ class Std(Var):
 
     ``ddof``, ``correction`` and ``unbiased`` as in :func:`var` (default: PyTorch's
     correction=1, or NumPy's ddof=0 when the keyword ``axis=`` is used).  Where y = 0 (all
-    values equal) the gradient is 0/0 = NaN, as in PyTorch.
+    values equal) the formula is 0/0; the gradient there is 0, as in PyTorch (a constant
+    feature, or a std over one element).
     """
 
     name = "std"
@@ -209,7 +214,9 @@ class Std(Var):
         return self.y
 
     def backward(self, xp, g):
-        return super().backward(xp, g / (2 * self.y))
+        zero = self.y == 0
+        safe = xp.where(zero, 1.0, self.y)  # no 0 in a denominator, at any order
+        return super().backward(xp, xp.where(zero, 0.0, g / (2 * safe)))
 
     def forward_flops(self, out, x):
         return super().forward_flops(out, x) + out.size  # the square root
@@ -258,7 +265,8 @@ class Prod(Reduce):
         if self.n == 0:  # the empty product is 1 (MLX reads uninitialised memory here)
             shape = self.kshape if self.keepdims else tuple(
                 s for i, s in enumerate(self.in_shape) if i not in self.axes)
-            return xp.ones(shape, dtype=x.dtype)
+            kind = xp.prod(xp.ones((1,), dtype=x.dtype)).dtype  # a product's: Bool -> Int64
+            return xp.ones(shape, dtype=kind)
         return xp.prod(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, xp, g):

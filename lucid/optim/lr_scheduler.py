@@ -35,9 +35,10 @@ schedulers instead scale the loaded rate from epoch 0 on; neither continues the 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import math
 import numbers
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from lucid.optim.optimizer import Optimizer
@@ -106,6 +107,29 @@ def _set_momenta(optimizer: Optimizer, momenta: list[float]) -> None:
             group["momentum"] = m
 
 
+@contextlib.contextmanager
+def _all_or_nothing(sched: LRScheduler) -> Iterator[None]:
+    """Undo everything a scheduler call changed if it raises or is interrupted (Ctrl-C)
+    half-way: the counters of ``sched`` and of the schedulers inside it, and every
+    param group's hyperparameters.  (Shallow copies suffice: a scheduler replaces its lists,
+    never writes into them.)"""
+    scheds = [sched]
+    for inner in scheds:  # SequentialLR's schedulers, nested ones too
+        scheds.extend(getattr(inner, "_schedulers", []))
+    saved = [(s, dict(s.__dict__)) for s in scheds]
+    groups = [(g, dict(g)) for g in sched.optimizer.param_groups]
+    try:
+        yield
+    except BaseException:
+        for s, state in saved:
+            s.__dict__.clear()
+            s.__dict__.update(state)
+        for group, old in groups:
+            group.clear()
+            group.update(old)
+        raise
+
+
 class LRScheduler:
     """Base class: ``LRScheduler(optimizer, last_epoch=-1)``.
 
@@ -164,22 +188,18 @@ class LRScheduler:
         All or nothing: if the new rates cannot be computed (a OneCycleLR stepped past its
         total_steps, a LambdaLR's function raising), nothing changes, not even the count.
         """
-        old = self.last_epoch
-        if epoch is None:
-            self.last_epoch += 1
-        else:
-            self.last_epoch = _int(type(self).__name__, "epoch", epoch, 0)
-        try:
+        with _all_or_nothing(self):
+            if epoch is None:
+                self.last_epoch += 1
+            else:
+                self.last_epoch = _int(type(self).__name__, "epoch", epoch, 0)
             lrs = self.get_lr()
             momenta = self.get_momenta()
-        except BaseException:
-            self.last_epoch = old
-            raise
-        for group, lr in zip(self.optimizer.param_groups, lrs):
-            group["lr"] = lr
-        if momenta is not None:
-            _set_momenta(self.optimizer, momenta)
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            for group, lr in zip(self.optimizer.param_groups, lrs):
+                group["lr"] = lr
+            if momenta is not None:
+                _set_momenta(self.optimizer, momenta)
+            self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     # -- saving --------------------------------------------------------------------------
     _not_saved: tuple[str, ...] = ("optimizer",)
@@ -204,15 +224,16 @@ class LRScheduler:
                 f"{len(last) if isinstance(last, (list, tuple)) else '?'} param group(s), the "
                 f"optimizer has {len(groups)}. Nothing was changed."
             )
-        self.__dict__.update({k: list(v) if isinstance(v, list) else v
-                              for k, v in state_dict.items()})
-        # resume at the rate the saved scheduler had set: building this one set epoch 0's
-        # (the optimizer's state dict, if loaded, carries the same rate)
-        for group, lr in zip(groups, last):
-            group["lr"] = lr
-        momenta = self.get_momenta()  # a cycled momentum resumes too (PyTorch's waits a step)
-        if momenta is not None:
-            _set_momenta(self.optimizer, momenta)
+        with _all_or_nothing(self):
+            self.__dict__.update({k: list(v) if isinstance(v, list) else v
+                                  for k, v in state_dict.items()})
+            # resume at the rate the saved scheduler had set: building this one set epoch 0's
+            # (the optimizer's state dict, if loaded, carries the same rate)
+            for group, lr in zip(groups, last):
+                group["lr"] = lr
+            momenta = self.get_momenta()  # a cycled momentum resumes too (PyTorch's waits)
+            if momenta is not None:
+                _set_momenta(self.optimizer, momenta)
 
     def _check_kind(self, state_dict: Any) -> None:
         """``state_dict`` is a dict with this scheduler's keys, neither more nor fewer."""
@@ -396,20 +417,21 @@ class ReduceLROnPlateau(LRScheduler):
         current = float(metrics)
         if math.isnan(current):
             raise ValueError("ReduceLROnPlateau.step: the metric is NaN")
-        self.last_epoch += 1
-        if self.is_better(current, self.best):
-            self.best = current
-            self.num_bad_epochs = 0
-        else:
-            self.num_bad_epochs += 1
-        if self.in_cooldown:
-            self.cooldown_counter -= 1
-            self.num_bad_epochs = 0  # bad epochs during cooldown do not count
-        if self.num_bad_epochs > self.patience:
-            self._reduce_lr()
-            self.cooldown_counter = self.cooldown
-            self.num_bad_epochs = 0
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+        with _all_or_nothing(self):
+            self.last_epoch += 1
+            if self.is_better(current, self.best):
+                self.best = current
+                self.num_bad_epochs = 0
+            else:
+                self.num_bad_epochs += 1
+            if self.in_cooldown:
+                self.cooldown_counter -= 1
+                self.num_bad_epochs = 0  # bad epochs during cooldown do not count
+            if self.num_bad_epochs > self.patience:
+                self._reduce_lr()
+                self.cooldown_counter = self.cooldown
+                self.num_bad_epochs = 0
+            self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
     def _reduce_lr(self) -> None:
         for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
@@ -775,12 +797,13 @@ class SequentialLR(LRScheduler):
         epoch = self.last_epoch + 1
         index = bisect.bisect_right(self._milestones, epoch)
         sched = self._schedulers[index]
-        if index > 0 and self._milestones[index - 1] == epoch:
-            sched.step(0)  # its first epoch, from its base rates
-        else:
-            sched.step()
-        self.last_epoch = epoch  # after the scheduler's step: a refused one changes nothing
-        self._last_lr = sched.get_last_lr()
+        with _all_or_nothing(self):
+            if index > 0 and self._milestones[index - 1] == epoch:
+                sched.step(0)  # its first epoch, from its base rates
+            else:
+                sched.step()
+            self.last_epoch = epoch
+            self._last_lr = sched.get_last_lr()
 
     def get_momenta(self) -> list[float] | None:
         """The momenta of the scheduler in charge at ``last_epoch`` (if it cycles them)."""
@@ -804,18 +827,10 @@ class SequentialLR(LRScheduler):
             raise ValueError(f"SequentialLR.load_state_dict: the state dict holds {n} scheduler "
                              f"state(s), this SequentialLR runs {len(self._schedulers)}: load "
                              "it into one built with the same schedulers. Nothing was changed.")
-        before = [s.state_dict() for s in self._schedulers]
-        lrs = [g["lr"] for g in self.optimizer.param_groups]
-        try:
+        with _all_or_nothing(self):
             for sched, state in zip(self._schedulers, saved):
                 sched.load_state_dict(state)
             super().load_state_dict({**state_dict, "_schedulers": self._schedulers})
-        except BaseException:
-            for sched, state in zip(self._schedulers, before):
-                sched.load_state_dict(state)
-            for group, lr in zip(self.optimizer.param_groups, lrs):
-                group["lr"] = lr
-            raise
 
 
 def _undo_first_step(sched: LRScheduler) -> None:

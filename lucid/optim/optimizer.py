@@ -240,11 +240,28 @@ class Optimizer:
             todo = self._check_step()
             moves = [self._new_value(p, group) for p, group in todo]
         self._compute_now(todo, moves)
-        for (p, _), (new, state) in zip(todo, moves):
-            p.data = new
-            p._version += 1
-            self.state[p] = state
+        self._commit(todo, moves)
         return loss
+
+    def _commit(self, todo: list[tuple[Tensor, dict[str, Any]]],
+                moves: list[tuple[Any, dict[str, Any]]]) -> None:
+        """Phase 3: write every new value and state in.  Nothing here can fail, but it can
+        be interrupted (a Ctrl-C): then every parameter and its state get their old values
+        back, so the step is still all or nothing."""
+        old = [(p, p.data, p._version, self.state.get(p)) for p, _ in todo]
+        try:
+            for (p, _), (new, state) in zip(todo, moves):
+                p.data = new
+                p._version += 1
+                self.state[p] = state
+        except BaseException:
+            for p, data, version, state in old:
+                p.data, p._version = data, version
+                if state is None:
+                    self.state.pop(p, None)
+                else:
+                    self.state[p] = state
+            raise
 
     def _check_step(self) -> list[tuple[Tensor, dict[str, Any]]]:
         """Phase 1: check everything the rules will read; return the (parameter, group) pairs
@@ -457,8 +474,13 @@ class Optimizer:
                 raise ValueError(f"{name}.load_state_dict: state[{idx}] must be a dict")
             p = by_index[idx]
             new_state[p] = {k: _from_saved(name, idx, k, v, p) for k, v in entry.items()}
-        self.param_groups = new_groups
-        self.state = new_state
+        old = self.param_groups, self.state
+        try:  # two assignments, both or neither (a Ctrl-C between them)
+            self.param_groups = new_groups
+            self.state = new_state
+        except BaseException:
+            self.param_groups, self.state = old
+            raise
 
     def _check_saved_kind(self, saved: Any, index: int) -> None:
         """A saved param group has every hyperparameter this optimizer needs; if not, the

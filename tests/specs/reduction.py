@@ -78,8 +78,9 @@ _BAD_AXIS = [
     ErrorCase(lambda: lucid.mean(_t(X34), axis=(0, -3)), IndexError,
               r"mean: axis -3 is out of range for a tensor with 2 dimension\(s\)"),
     ErrorCase(lambda: lucid.sum(_t(X34), axis=(1, -1)), ValueError, r"sum: repeated axis"),
-    ErrorCase(lambda: lucid.max(_t(rand(())), axis=0), IndexError,
-              r"max: axis 0 is out of range for a tensor with 0 dimension\(s\)"),
+    # (axis 0 or -1 of a 0-d tensor is the tensor itself, as in NumPy and PyTorch)
+    ErrorCase(lambda: lucid.max(_t(rand(())), axis=1), IndexError,
+              r"max: axis 1 is out of range for a tensor with 0 dimension\(s\)"),
 ]
 
 _EMPTY = np.zeros((0, 3))

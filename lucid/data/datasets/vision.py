@@ -23,6 +23,7 @@ fetches only the two files of the split asked for.
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import struct
 import tarfile
@@ -56,30 +57,64 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
     The file is ``0x00 0x00 <type> <ndim>``, then ``ndim`` sizes as big-endian uint32, then
     the values in C order: ``0x08`` unsigned bytes (MNIST's images and labels), ``0x09``
     signed bytes, ``0x0B``/``0x0C`` 16/32-bit ints, ``0x0D``/``0x0E`` 32/64-bit floats.
+
+    The header is read first and the size it declares is checked before the values are read:
+    against the file's size, or -- compressed -- against the most a gzip stream of that size
+    can inflate to, and then while inflating (a small .gz that inflates to gigabytes is refused
+    once it passes the declared size, never read whole).
     """
     path = Path(path)
     try:
         if path.suffix == ".gz":
             with gzip.open(path, "rb") as f:
-                raw = f.read()
-        else:
-            raw = path.read_bytes()
+                return _read_idx(path, f, _MAX_INFLATION * path.stat().st_size)
+        with open(path, "rb") as f:
+            return _read_idx(path, f, path.stat().st_size)
     except (OSError, EOFError, zlib.error) as exc:
         raise ValueError(f"read_idx: {path} is not a readable gzip file ({exc})") from None
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_TYPES:
+
+
+#: deflate's best compression ratio is about 1032:1; a .gz file of n bytes inflates to less
+#: than this many times n
+_MAX_INFLATION = 1100
+#: how much is read (and inflated) at a time
+_CHUNK = 1 << 20
+
+
+def _read_idx(path: Path, f: Any, most: int) -> np.ndarray:
+    """The IDX array read from ``f``, a stream of at most ``most`` bytes."""
+    magic = f.read(4)
+    if len(magic) < 4 or magic[0] != 0 or magic[1] != 0 or magic[2] not in _IDX_TYPES:
         raise ValueError(f"read_idx: {path} is not an IDX file (its first bytes are "
-                         f"{raw[:4].hex(' ')}, expected 00 00 <type> <ndim>)")
-    dtype, ndim = np.dtype(_IDX_TYPES[raw[2]]), raw[3]
-    header = 4 + 4 * ndim
-    if len(raw) < header:
+                         f"{magic[:4].hex(' ')}, expected 00 00 <type> <ndim>)")
+    dtype, ndim = np.dtype(_IDX_TYPES[magic[2]]), magic[3]
+    sizes = f.read(4 * ndim)
+    if len(sizes) < 4 * ndim:
         raise ValueError(f"read_idx: {path} ends inside its header")
-    shape = struct.unpack(f">{ndim}I", raw[4:header])
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if len(raw) - header != expected:
+    shape = struct.unpack(f">{ndim}I", sizes)
+    expected = math.prod(shape) * dtype.itemsize
+    if expected > most:
+        raise ValueError(f"read_idx: {path} declares shape {shape} ({expected} bytes of values), "
+                         f"more than a file of {path.stat().st_size} bytes can hold")
+    body = _read_at_most(f, expected + 1)  # one byte more: is there anything after the values?
+    if len(body) != expected:
+        held = f"{len(body)} bytes" if len(body) < expected else "more bytes"
         raise ValueError(f"read_idx: {path} declares shape {shape} ({expected} bytes of "
-                         f"values) but holds {len(raw) - header} bytes after its header")
-    values = np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape)
+                         f"values) but holds {held} after its header")
+    values = np.frombuffer(body, dtype=dtype).reshape(shape)
     return values.astype(dtype.newbyteorder("="))  # native byte order, and a writable copy
+
+
+def _read_at_most(f: Any, n: int) -> bytes:
+    """Up to ``n`` bytes of ``f``, read (and inflated) a chunk at a time, never more."""
+    parts, left = [], n
+    while left:
+        part = f.read(min(left, _CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 # --------------------------------------------------------------------------------------------

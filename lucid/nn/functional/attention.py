@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from lucid.backends import get_backend
 from lucid.nn.functional.dropout import dropout
 from lucid.ops import logical_not, masked_fill, softmax
 from lucid.shapes import broadcasts_to, fmt
@@ -65,16 +66,34 @@ def attention(
     """
     if scale is None:
         dim = q.shape[-1]
-        scale = 1.0 / math.sqrt(dim) if dim else math.inf  # (no features: an empty output)
+        # no features: every score is an empty dot product, 0, and each query's weights are
+        # uniform (PyTorch: the mean of the values), whatever the scale -- but not inf * 0
+        scale = 1.0 / math.sqrt(dim) if dim else 1.0
     scores = (q @ k.mT) * scale
     if add_mask is not None:
         scores = scores + add_mask
     if block is not None:
         scores = masked_fill(scores, block, float("-inf"))
+    dead = _dead_rows(scores) if add_mask is not None or block is not None else None
+    if dead is not None:  # softmax of a row of -inf only is 0/0: give it finite scores first
+        scores = masked_fill(scores, dead, 0.0)
     weights = softmax(scores, axis=-1)
+    if dead is not None:
+        weights = masked_fill(weights, dead, 0.0)
     if dropout_p > 0.0 and training:
         weights = dropout(weights, dropout_p, True)
     return weights @ v, weights
+
+
+def _dead_rows(scores: Tensor) -> Tensor | None:
+    """Bool (..., L, 1), True for the queries whose every key is masked (all scores -inf), or
+    None when there is none.  Such a query attends to nothing: PyTorch gives it zero weights
+    and a zero output (and zero gradients), where softmax alone would give NaN."""
+    if scores.size == 0:
+        return None
+    xp = get_backend(scores.device).xp
+    dead = xp.all(scores.data == -math.inf, axis=-1, keepdims=True)
+    return Tensor(dead, device=scores.device) if bool(xp.any(dead)) else None
 
 
 def scaled_dot_product_attention(

@@ -60,6 +60,12 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0) -> Tensor:
 def _output_size(output_size: Any, size: tuple[int, int],
                  fn: str = "adaptive_avg_pool2d") -> tuple[int, int]:
     """An int or an (h, w) pair (None keeps that axis's input size) -> (oh, ow)."""
+    if 0 in size:
+        raise ValueError(
+            f"{fn}: the input's spatial size (H, W) = {fmt(size)} has an empty axis, so every "
+            "output cell would pool no values; give it a non-empty image (PyTorch refuses it "
+            "too)"
+        )
     if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
         pair: tuple[Any, Any] = (int(output_size), int(output_size))
     elif isinstance(output_size, (tuple, list)) and len(output_size) == 2:
