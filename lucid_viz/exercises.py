@@ -95,6 +95,10 @@ def _fail(name: str, problem: str, nudge: str, hint: str) -> NotRightYet:
 # recording the expected values (for the course's leak test only; off unless asked for)
 
 
+#: what :func:`_record` saw, for the leak test's probe in the kernel (empty unless recording)
+_recorded: list[tuple[str, Any]] = []
+
+
 def _record(name: str, expected: Any) -> None:
     """With ``LUCID_EXERCISE_RECORD=1`` in the environment (the course's tests set it), show
     every expected value as a ``application/vnd.lucid.expected+json`` output, so that a test can
@@ -102,6 +106,8 @@ def _record(name: str, expected: Any) -> None:
     if os.environ.get("LUCID_EXERCISE_RECORD") != "1":
         return
     from IPython.display import display
+
+    _recorded.append((name, expected))
 
     def plain(v: Any) -> Any:
         if isinstance(v, (Tensor, np.ndarray, np.number)):

@@ -8,14 +8,27 @@ there. Here the student edition is written and executed: every check must fail w
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.course_leaks import (
+    PROBE_AFTER,
+    PROBE_BEFORE,
+    PROBE_SETUP,
+    RECORD_MIME,
+    numbers,
+    pattern,
+    visible_text,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -157,23 +170,64 @@ def _error(cell) -> dict | None:
     return next((o for o in cell.get("outputs", []) if o["output_type"] == "error"), None)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter, tmp_path):
-    (path,) = course.write_student(tmp_path, [chapter])
+@functools.cache
+def _student_run(chapter: str) -> tuple[dict, object, list[tuple[str, object]], list[str]]:
+    """The chapter's student edition as written, and as executed (every cell, errors allowed)
+    with the checks recording their expected values and a probe of the kernel's namespace
+    around every check.  Returns (written, executed, [(exercise, expected value)], leaks)."""
+    out = Path(tempfile.mkdtemp(prefix="lucid-student-"))
+    (path,) = course.write_student(out, [chapter])
+    written = json.loads(path.read_text(encoding="utf-8"))
     nb = nbformat.read(path, as_version=4)
+    probed = [nbformat.v4.new_code_cell(PROBE_SETUP)]
+    for cell in nb.cells:
+        is_check = course.CHECK in course.tags(cell)
+        probed += ([nbformat.v4.new_code_cell(PROBE_BEFORE)] if is_check else []) + [cell] + \
+                  ([nbformat.v4.new_code_cell(PROBE_AFTER)] if is_check else [])
+    nb.cells = probed
+    old = os.environ.get("LUCID_EXERCISE_RECORD")
+    os.environ["LUCID_EXERCISE_RECORD"] = "1"  # the kernel inherits it
+    try:
+        nbclient.NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
+                                coalesce_streams=True,
+                                resources={"metadata": {"path": str(out)}}).execute()
+    finally:
+        if old is None:
+            del os.environ["LUCID_EXERCISE_RECORD"]
+        else:
+            os.environ["LUCID_EXERCISE_RECORD"] = old
+    expected, leaks = [], []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if RECORD_MIME in o.get("data", {}):
+                record = o["data"][RECORD_MIME]
+                expected.append((record["name"], record["expected"]))
+            if cell.source == PROBE_AFTER and o.get("name") == "stdout":
+                leaks += [leak for line in o["text"].splitlines() if line.startswith("LEAKS ")
+                          for leak in json.loads(line[len("LEAKS "):])]
+            if cell.source in (PROBE_SETUP, PROBE_BEFORE, PROBE_AFTER) and \
+                    o["output_type"] == "error":
+                raise AssertionError(f"the leak probe failed: {o['evalue']}")
+    nb.cells = [c for c in nb.cells if c.source not in (PROBE_SETUP, PROBE_BEFORE, PROBE_AFTER)]
+    return written, nb, expected, leaks
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter):
+    written, nb, _, _ = _student_run(chapter)
     teacher = _notebook(chapter)["cells"]
     for mine, theirs in zip(nb.cells, teacher):
         if course.SOLUTION in course.tags(theirs):
-            assert course.EXERCISE in course.tags(mine) and not mine.outputs
+            assert course.EXERCISE in course.tags(mine)
             assert mine.source == course.stub(course.source_text(theirs)) != theirs["source"]
         if course.CHECK in course.tags(theirs):
-            assert mine.metadata["jupyter"]["source_hidden"] is True and not mine.outputs
-            assert mine.source == course.CHECK_LINE + "\n" + course.source_text(theirs)
+            assert mine.metadata["jupyter"]["source_hidden"] is True
+            assert mine.source == course.student_check(course.source_text(theirs))
         assert course.SOLUTION not in course.tags(mine)
         assert course.NBVAL not in course.tags(mine)
-
-    nbclient.NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for cell in written["cells"]:
+        if {course.EXERCISE, course.CHECK} & set(course.tags(cell)):
+            assert not cell["outputs"]
 
     first_stub = min(i for i, c in enumerate(nb.cells) if course.EXERCISE in course.tags(c))
     checks = 0
@@ -189,6 +243,9 @@ def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter, t
                                                     f"{error['evalue']}"
             hint = error["evalue"].split("\nHint: ", 1)
             assert len(hint) == 2 and len(hint[1]) >= 10, f"{where}: no hint in {error}"
+            assert [line for line in error["traceback"] if line.strip()] == \
+                [line for line in error["traceback"] if line.strip()][:2], \
+                f"{where}: the failed check shows more than its two lines"
         elif course.EXERCISE in cell_tags:
             assert error is None or error["ename"] == "NotImplementedError", (
                 f"{where}: the stub raised {error['ename']}: {error['evalue']}")
@@ -198,6 +255,34 @@ def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter, t
     assert checks >= MIN_EXERCISES
     ran = [c for c in nb.cells[:first_stub] if c.cell_type == "code"]
     assert all(c.execution_count is not None and _error(c) is None for c in ran)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_answer_is_in_the_student_edition(chapter):
+    """Every expected value a check computes (recorded while the student edition runs), in
+    every usual spelling, is searched for in the student notebook as handed out and as run."""
+    written, executed, expected, _ = _student_run(chapter)
+    names = {course.exercise_name(course.source_text(c)) for c in _notebook(chapter)["cells"]
+             if course.CHECK in course.tags(c)}
+    recorded = {name.split(" (")[0] for name, _ in expected}
+    assert names <= recorded, f"{chapter}: no expected value recorded for {names - recorded}"
+    texts = {"as handed out": visible_text(written),
+             "as run": visible_text(nbformat.from_dict(executed))}
+    found = []
+    for name, value in expected:
+        for x in set(numbers(value)):
+            for where, text in texts.items():
+                hit = pattern(x).search(text)
+                if hit:
+                    context = text[max(0, hit.start() - 60):hit.end() + 20].replace("\n", " ")
+                    found.append(f"{name}'s answer {x!r} appears {where}: ...{context}...")
+    assert not found, f"{chapter}: " + "\n".join(found)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_answer_stays_in_the_kernel_after_a_check(chapter):
+    *_, leaks = _student_run(chapter)
+    assert not leaks, f"{chapter}: " + "; ".join(leaks)
 
 
 def test_make_student_writes_every_chapter(tmp_path):
