@@ -13,7 +13,7 @@ LAB_DIR ?= notebooks
 # `make notebooks NB="07 08"` rebuilds those chapters; NB=all rebuilds every one.
 NB ?=
 
-.PHONY: lab test bench fuzz lint notebooks student clean
+.PHONY: lab test bench fuzz lint notebooks student grade clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,10 +33,12 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # Serves notebooks/ (or LAB_DIR) and opens the course's first page (tests/browser starts
 # JupyterLab the same way). The notebooks are the project's own: trusting them lets JupyterLab
 # show their stored pictures (SVG) and players before a cell is run again (untrusted outputs
-# fall back to plain text).
+# fall back to plain text). On the teacher edition autosave is off (notebooks/.lab/overrides.json):
+# a long Run All must not write a half-run chapter into the repository; save with Ctrl+S.
+LAB_SETTINGS := $(if $(filter notebooks notebooks/,$(LAB_DIR)),--LabApp.app_settings_dir=$(CURDIR)/notebooks/.lab,)
 lab: $(LAB_STAMP)
 	$(BIN)/jupyter trust $(LAB_DIR)/*.ipynb
-	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=$(LAB_DIR) \
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=$(LAB_DIR) $(LAB_SETTINGS) \
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 # Regenerates notebooks/*.ipynb from their sources, notebooks/src/*.py, and executes them
@@ -48,6 +50,12 @@ notebooks: $(LAB_STAMP)
 student: $(LAB_STAMP)
 	$(BIN)/python notebooks/course.py student --out student
 	@echo "open it with: make lab LAB_DIR=student"
+
+# The students' notebooks graded: SUBMISSIONS=<folder of one folder per student> (see
+# notebooks/README.md); writes grades.csv.
+SUBMISSIONS ?= submitted
+grade: $(LAB_STAMP)
+	$(BIN)/python notebooks/course.py grade $(SUBMISSIONS) --out grades.csv
 
 RUFF_PATHS := lucid lucid_viz tests benchmarks notebooks/src notebooks/course.py
 

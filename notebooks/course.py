@@ -386,6 +386,7 @@ def student_edition(nb: dict) -> dict:
     ``exercise``), solutions and self-checks lose their outputs, a self-check's code is packed
     (see :func:`student_check`) and folded away, test tags are dropped."""
     nb = copy.deepcopy(nb)
+    nb.get("metadata", {}).pop("jupytext", None)  # a student's notebook is not paired with a source
     for cell in nb["cells"]:
         cell_tags = tags(cell)
         if SOLUTION in cell_tags:
