@@ -97,13 +97,19 @@ def _fail(name: str, problem: str, nudge: str, hint: str) -> NotRightYet:
 
 #: what :func:`_record` saw, for the leak test's probe in the kernel (empty unless recording)
 _recorded: list[tuple[str, Any]] = []
+#: set while :func:`run_check` runs a check once only to record every part's expected value
+_record_only = False
+
+
+def _recording() -> bool:
+    return os.environ.get("LUCID_EXERCISE_RECORD") == "1"
 
 
 def _record(name: str, expected: Any) -> None:
     """With ``LUCID_EXERCISE_RECORD=1`` in the environment (the course's tests set it), show
     every expected value as a ``application/vnd.lucid.expected+json`` output, so that a test can
     look for it in the student edition and the kernel.  Never on in a lab."""
-    if os.environ.get("LUCID_EXERCISE_RECORD") != "1":
+    if not _recording():
         return
     from IPython.display import display
 
@@ -363,6 +369,8 @@ def check(name: str, answer: Any, expected: Any, *, nudge: str = "", hint: str =
     answer are ("losses at steps 1..30"); ``mistakes`` maps a message to a wrong value (or a
     test) that a common slip gives.  ``expected`` is never shown."""
     _record(name, expected)
+    if _record_only:
+        return
     problem = _problem(answer, expected, rtol, atol, entries)
     if problem is not None:
         own = None if problem == _NOT_ANSWERED else _own_mistake(answer, mistakes, rtol, atol)
@@ -394,8 +402,10 @@ def check_function(name: str, fn: Any, reference: Callable[..., Any], cases: Seq
     argument) and compare the results as :func:`check` does.  The first case that differs is
     named by its inputs; the reference's result is never shown."""
     cases = [case if isinstance(case, tuple) else (case,) for case in cases]
-    if os.environ.get("LUCID_EXERCISE_RECORD") == "1":
+    if _recording():
         _record(name, [reference(*args) for args in cases])
+    if _record_only:
+        return
     if _unanswered(fn):
         raise _fail(name, _NOT_ANSWERED, nudge, hint)
     if not callable(fn):
@@ -433,6 +443,8 @@ def check_grad(name: str, answer: Any, fn: Callable[..., Tensor], *inputs: Any,
     grads = grad(out if out.size == 1 else out.sum(), leaves, allow_unused=True)
     expected = [np.zeros(x.shape) if g is None else g.numpy() for x, g in zip(leaves, grads)]
     _record(name, expected[0] if len(expected) == 1 else expected)
+    if _record_only:
+        return
     if callable(answer) and not isinstance(answer, Tensor):
         try:
             answer = answer(*inputs)
@@ -494,9 +506,18 @@ def run_check(name: str, packed: str) -> None:
     """Run the packed check of exercise ``name`` (see :func:`pack`) in a scope of its own.  A
     failed check raises a fresh :class:`NotRightYet`, with no traceback that leads back to
     the check's variables."""
-    failure = None
+    global _record_only
+    failure, namespace = None, _caller_namespace()
+    if _recording():  # once to record every part's expected value, the first failure aside
+        _record_only = True
+        try:
+            _exec_scoped(_unpack(packed), namespace)
+        except Exception:  # noqa: BLE001 (the real run below reports it)
+            pass
+        finally:
+            _record_only = False
     try:
-        _exec_scoped(_unpack(packed), _caller_namespace())
+        _exec_scoped(_unpack(packed), namespace)
     except NotRightYet as err:
         failure = (err.name, err.problem, err.hint)
     if failure is not None:

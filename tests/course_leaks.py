@@ -20,9 +20,10 @@ RECORD_MIME = "application/vnd.lucid.expected+json"
 MAX_ENTRIES = 16  # the entries of a longer array are not searched for one by one
 
 
-def numbers(value: Any) -> Iterator[float]:
+def numbers(value: Any) -> Iterator[float | tuple]:
     """The numbers of an expected value worth a search: those a student could not guess by
-    chance (not True/False, not a short number such as 2, 0.5 or 24)."""
+    chance (not True/False, not a short number such as 2, 0.5 or 24).  A short list of whole
+    numbers (a shape) is searched as a whole: (1, 128, 8, 8)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return
     if isinstance(value, dict):
@@ -30,6 +31,10 @@ def numbers(value: Any) -> Iterator[float]:
             yield from numbers(v)
         return
     if isinstance(value, list):
+        if _rectangular(value) and 1 < len(value) <= 8 and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value):
+            yield tuple(value)
+            return
         flat = np.asarray(value, dtype=object).ravel() if _rectangular(value) else None
         if flat is not None and flat.size > MAX_ENTRIES:
             return
@@ -85,7 +90,10 @@ def spellings(x: float) -> set[str]:
     return out
 
 
-def pattern(x: float) -> re.Pattern:
+def pattern(x: float | tuple) -> re.Pattern:
+    if isinstance(x, tuple):  # a shape: (1, 128, 8, 8) or [1, 128, 8, 8], spaces free
+        inner = r",\s*".join(str(v) for v in x)
+        return re.compile(r"[(\[]\s*" + inner + r"\s*,?\s*[)\]]")
     alternatives = sorted(spellings(x), key=len, reverse=True)
     return re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, alternatives)) + r")(?![\d])")
 

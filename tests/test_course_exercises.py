@@ -276,7 +276,7 @@ def test_no_answer_is_in_the_student_edition(chapter):
                 if hit:
                     context = text[max(0, hit.start() - 60):hit.end() + 20].replace("\n", " ")
                     found.append(f"{name}'s answer {x!r} appears {where}: ...{context}...")
-    assert not found, f"{chapter}: " + "\n".join(found)
+    assert not found, f"{chapter}: " + "\n".join(sorted(set(found)))
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
