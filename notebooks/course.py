@@ -52,6 +52,13 @@ TODO_CODE = 'raise NotImplementedError("TODO: your code here")'
 CHECK_LINE = "# Check your answer: run this cell."  # what a folded check cell shows
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+#: What the kernels that run the chapters get in their environment: one BLAS/OpenMP thread.
+#: NumPy's BLAS otherwise starts a thread per core and spins them while they wait for each
+#: other; on a busy machine (a shared JupyterHub, a laptop doing other work) those threads fight
+#: the other processes and a chapter takes several times longer, while the course's matrices
+#: are too small to gain from a second thread. The root conftest.py and `make lab` set the same.
+KERNEL_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: how jupytext writes a source: what notebooks/jupytext.toml says for the pairing in JupyterLab
 SOURCE_FORMAT = {"extension": ".py", "format_name": "percent",
                  "notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
@@ -236,7 +243,8 @@ def build(chapter: str, run: bool = True) -> float:
     if run:
         NotebookClient(nb, kernel_name="python3", timeout=TIMEOUT_S, record_timing=False,
                        coalesce_streams=True,  # one stream output per cell, however it arrived
-                       resources={"metadata": {"path": str(HERE)}}).execute()
+                       resources={"metadata": {"path": str(HERE)}}
+                       ).execute(env={**os.environ, **KERNEL_ENV})
     _write_atomic(path, _stable_widget_ids(nb, _dumps(nb), chapter))
     return time.perf_counter() - t0
 

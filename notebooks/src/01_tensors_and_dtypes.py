@@ -81,7 +81,7 @@ print("x.grad   =", x.grad.tolist(), " (2x where picked, 0 elsewhere)")
 # and a *width*. The common ones are presets at the top level: `lucid.Float32`, `lucid.Int64`, ...
 #
 # Each knows the NumPy dtype that stores it on the CPU (`.cpu`) and the MLX dtype on the "gpu"
-# device (`.gpu`, see notebook 04).
+# device (`.gpu`, see notebook 05).
 
 # %% tags=["nbval-check-output"]
 for t in [lucid.Int8, lucid.Int32, lucid.Int64, lucid.Float16, lucid.Float32, lucid.Float64,

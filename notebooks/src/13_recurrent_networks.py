@@ -1,28 +1,26 @@
 # %% [markdown]
-# # 13 · Sequences: RNNs, LSTMs and gradients through time
+# # 13 · Recurrent networks: RNNs, LSTMs and GRUs
 #
 # A sentence, a melody, a sensor reading every second: inputs whose order matters and whose
 # length varies. A **recurrent network** reads such a sequence one element at a time and carries
 # a **state** from each step to the next, its memory of what it has read so far. The same
 # weights are used at every step, so one small cell handles a sequence of any length.
 #
-# This chapter builds one by hand, uses Lucid's recurrent layers, trains one on a task that needs
-# memory, and then looks at the problem that makes recurrent networks hard to train: gradients
-# that shrink or grow exponentially on their way back through time.
+# This chapter builds one by hand, uses Lucid's recurrent layers, and trains one on a task that
+# needs memory. The next chapter looks at the problem that makes recurrent networks hard to
+# train: gradients that shrink or grow exponentially on their way back through time.
 #
 # | § | what |
 # |---|---|
 # | 1 | a recurrent cell written as a Python loop, and its graph, rolled up and unrolled |
 # | 2 | `nn.RNN`, `nn.LSTM`, `nn.GRU`: PyTorch's API, parameter names and shapes |
 # | 3 | reversing a sequence: `Embedding` + `LSTM` + `Linear`, and a plain RNN on the same task |
-# | 4 | vanishing gradients through time: $\lVert \partial L / \partial h_t \rVert$, and why |
-# | 5 | exploding gradients, and gradient clipping with `clip_grad_norm_` |
 #
 # **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (the graph and the
 # chain rule), [03 · Backward, step by step](03_backward_step_by_step.ipynb),
-# [07 · Training an MLP](07_training_an_mlp.ipynb) (the training loop, gradient norms),
-# [09 · Layers and losses](09_layers_and_losses.ipynb) (`Embedding`) and
-# [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb).
+# [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop, gradient norms),
+# [10 · Layers and losses](10_layers_and_losses.ipynb) (`Embedding`) and
+# [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb).
 
 # %%
 import math
@@ -35,11 +33,10 @@ import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
 import lucid_viz
-from lucid.autograd import grad
 from lucid.data import DataLoader
 from lucid.data.datasets import ReverseTask
 from lucid.nn.utils import clip_grad_norm_
-from lucid.optim import SGD, Adam
+from lucid.optim import Adam
 from lucid.optim.lr_scheduler import CosineAnnealingLR
 from lucid_viz.exercises import check, check_function
 
@@ -184,7 +181,7 @@ print("batch_first: (N, L, 3) ->", rnn_bf(x_long.swapaxes(0, 1))[0].shape)
 # The **forget gate** $f_t \in (0, 1)$ decides how much of the old cell state is kept, the
 # **input gate** $i_t$ how much of the candidate $g_t$ is written, the **output gate** $o_t$ how
 # much of the cell is shown as $h_t$. The new $c_t$ is the old one, scaled, **plus** something:
-# section 4 shows why that plus matters.
+# chapter 14 shows why that plus matters.
 #
 # The **GRU** (gated recurrent unit) has one state and three blocks $r, z, n$:
 # $n_t = \tanh(W_{in} x_t + b_{in} + r_t \odot (W_{hn} h_{t-1} + b_{hn}))$ and
@@ -241,7 +238,7 @@ for i in range(2):
 # needs a memory of 15 steps. A model that forgets quickly gets the first answer tokens right
 # and the last ones wrong.
 #
-# The model: an `Embedding` turns each token into a vector of 16 numbers (chapter 09), an `LSTM`
+# The model: an `Embedding` turns each token into a vector of 16 numbers (chapter 10), an `LSTM`
 # with 96 hidden units reads them (`batch_first=True`, as the data loader gives batches
 # `(N, L)`), and a `Linear` turns each step's state into 11 scores, one per token. Its output is
 # `(N, L, 11)`; `cross_entropy` wants the classes on their own axis, so the loss flattens it to
@@ -268,7 +265,7 @@ def sequence_loss(logits, y):
 
 # %% [markdown]
 # Before training, a model that gives every token the same probability scores
-# $\ln 11 \approx 2.40$ (chapter 07's sanity check):
+# $\ln 11 \approx 2.40$ (chapter 08's sanity check):
 
 # %% tags=["nbval-check-output"]
 lucid.random.seed(1)
@@ -282,9 +279,9 @@ print("parameters:", {name: sum(p.size for p in m.parameters())
 
 
 # %% [markdown]
-# The training loop is chapter 07's, with Adam and a cosine schedule. It records the loss and
+# The training loop is chapter 08's, with Adam and a cosine schedule. It records the loss and
 # the total gradient norm of every step: `clip_grad_norm_(parameters, max_norm)` returns the
-# norm of all gradients together, and with `max_norm=inf` it changes nothing (section 5
+# norm of all gradients together, and with `max_norm=inf` it changes nothing (chapter 14
 # clips).
 
 # %%
@@ -373,281 +370,22 @@ plt.show()
 # gets the first answer token (read 1 step earlier) almost always right and the last ones (read
 # 13 and 15 steps earlier) far less often. The LSTM's line stays flat near the top. The RNN does
 # not lack room (96 numbers of state could hold 8 symbols); it does not *learn* to use inputs
-# from far back, because the training signal about them hardly reaches its weights. Section 4
+# from far back, because the training signal about them hardly reaches its weights. Chapter 14
 # measures that signal.
 
 # %% tags=["nbval-check-output"]
 print("the RNN is better at the first answer token than at the last:",
       rnn_per_position[0] > rnn_per_position[-1] + 0.2)
 
-
 # %% [markdown]
-# ## 4. Vanishing gradients through time
-#
-# How much does the loss at the end of a sequence depend on the state $t$ steps earlier? Run a
-# cell over $T = 50$ random inputs, keep every state $h_1, \dots, h_T$, and let the loss read
-# only the last one ($L = \sum h_T$). `grad(loss, states)` (chapter 10) gives
-# $\partial L / \partial h_t$ for every intermediate state at once, without touching any `.grad`.
-
-# %%
-def unroll(cell, steps=50, batch=16, seed=1):
-    """Run a cell over `steps` random inputs from a zero state; return every state h_1 ... h_T.
-
-    The inputs are drawn after lucid.random.seed(seed): the same for every cell we compare."""
-    lucid.random.seed(seed)
-    x = lucid.random.randn(steps, batch, cell.input_size, dtype=lucid.Float32)
-    h = lucid.zeros(batch, cell.hidden_size, dtype=lucid.Float32)
-    c = lucid.zeros(batch, cell.hidden_size, dtype=lucid.Float32)   # (LSTM only)
-    states = []
-    for t in range(steps):
-        if isinstance(cell, nn.LSTMCell):
-            h, c = cell(x[t], (h, c))
-        else:
-            h = cell(x[t], h)
-        states.append(h)
-    return states
-
-
-def state_gradient_norms(cell, steps=50):
-    """||dL/dh_t|| for t = 1 ... steps, where L = sum(h_T) reads the last state only."""
-    states = unroll(cell, steps)
-    return np.array([g.norm().item() for g in grad(states[-1].sum(), states)])
-
-
-def per_step_factor(norms):
-    """The average factor by which the gradient shrinks (or grows) per step back."""
-    return (norms[0] / norms[-1]) ** (1 / (len(norms) - 1))
-
-
-# %% [markdown]
-# Four cells with 8 inputs and 32 hidden units, all with PyTorch's initialisation: a tanh RNN,
-# an LSTM, and two LSTMs whose **forget-gate bias** is set to 1 and to 3 (more on those below).
-# The forget gate is the second block of rows ($H$ to $2H$) of the stacked biases; the two
-# biases add, so we set one and zero the other, in place under `no_grad` as `nn.init` does.
-
-# %% tags=["nbval-check-output"]
-HIDDEN = 32
-
-
-def lstm_with_forget_bias(bias):
-    cell = nn.LSTMCell(8, HIDDEN)
-    with lucid.no_grad():
-        cell.bias_ih[HIDDEN:2 * HIDDEN] = bias      # gate order i, f, g, o: f is block 2
-        cell.bias_hh[HIDDEN:2 * HIDDEN] = 0.0
-    return cell
-
-
-lucid.random.seed(0)
-cells = {"tanh RNN": nn.RNNCell(8, HIDDEN), "LSTM": nn.LSTMCell(8, HIDDEN),
-         "LSTM, forget bias 1": lstm_with_forget_bias(1.0),
-         "LSTM, forget bias 3": lstm_with_forget_bias(3.0)}
-through_time = {name: state_gradient_norms(c) for name, c in cells.items()}
-for name, norms in through_time.items():
-    print(f"{name:20s} ||dL/dh_50|| = {norms[-1]:5.2f}   ||dL/dh_1|| = {norms[0]:.1e}   "
-          f"per step back: x {per_step_factor(norms):.2f}")
-
-
-# %%
-def plot_through_time(curves, title):
-    """One line per entry of ``curves`` (label -> the norms at steps 1..50), on a log scale."""
-    fig, ax = plt.subplots(figsize=(9, 5))
-    for (label, norms), marker in zip(curves.items(), "osd^"):
-        ax.plot(np.arange(1, len(norms) + 1), norms, marker=marker, markersize=4, label=label)
-    ax.set(yscale="log", xlabel="time step t (the loss reads step 50)",
-           ylabel=r"$\Vert\partial L / \partial h_t\Vert$", title=title)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    plt.show()
-
-
-plot_through_time(through_time, "How much of the gradient reaches step t")
-
-# %% [markdown]
-# On a log scale the tanh RNN's line is straight: the gradient shrinks by the **same factor**
-# with every step back, about 0.5, so the state 20 steps back receives $0.5^{20} \approx
-# 10^{-6}$ of the signal. Why a constant factor? The chain rule through the unrolled graph.
-#
-# **The RNN.** $h_k = \tanh(a_k)$ with $a_k = W_{ih} x_k + W_{hh} h_{k-1} + b$, so one step
-# back multiplies by the Jacobian
-#
-# $$\frac{\partial h_k}{\partial h_{k-1}} = \operatorname{diag}\!\left(1 - h_k^2\right) W_{hh},
-# \qquad
-# \frac{\partial L}{\partial h_t} = \Big(\frac{\partial h_{t+1}}{\partial h_t}\Big)^{\!\top}
-# \cdots \Big(\frac{\partial h_T}{\partial h_{T-1}}\Big)^{\!\top}
-# \frac{\partial L}{\partial h_T},$$
-#
-# a product of $T - t$ matrices, each $W_{hh}$ with its rows scaled by
-# $\tanh'(a) = 1 - \tanh^2(a) \le 1$ (1 only at $a = 0$, falling to 0 as a unit saturates).
-# Over many steps, powers of $W_{hh}$ grow or shrink like $\rho^{k}$, where $\rho$ is the
-# largest magnitude of its eigenvalues (its spectral radius), and the $\tanh'$ factors can only
-# shrink them further. So with $\rho < 1$ the gradient shrinks **geometrically**, $T - t$ times
-# over. PyTorch's initialisation draws $W_{hh}$ from $U(-1/\sqrt{H}, 1/\sqrt{H})$: entries of
-# variance $1/(3H)$, and for such an $H \times H$ random matrix $\rho \approx \sqrt{H} \cdot
-# \sqrt{1/(3H)} = 1/\sqrt{3} \approx 0.58$. The $\tanh'$ factors take a bit more:
-
-# %% tags=["nbval-check-output"]
-W_hh = cells["tanh RNN"].weight_hh.numpy()
-print("largest |eigenvalue| of W_hh:", round(float(np.abs(np.linalg.eigvals(W_hh)).max()), 2))
-print("measured factor per step    :", round(per_step_factor(through_time["tanh RNN"]), 2))
-
-# %% [markdown]
-# That is the **vanishing gradient**: the weights receive almost no signal about how an input
-# from far back should have been used, so the RNN of section 3 never learned the far answer
-# positions. The signal is not wrong, it is too small to matter next to the gradient from the
-# near positions.
-#
-# **The LSTM.** Its cell state has a second path back in time. From
-# $c_k = f_k \odot c_{k-1} + i_k \odot g_k$, the direct Jacobian is
-#
-# $$\frac{\partial c_k}{\partial c_{k-1}} = \operatorname{diag}(f_k),$$
-#
-# no weight matrix and no $\tanh'$: along the cell path the gradient is multiplied only by the
-# forget gates, $\prod_k f_k$, because the new cell state is the old one **plus** an update (the
-# same idea as the residual connections of chapter 08). When the forget gates are close to 1, the
-# gradient travels far. But look at the plain "LSTM" line: at PyTorch's initialisation all biases
-# are near 0, so $f = \sigma(\approx 0) \approx 0.5$, and the cell path halves the gradient at
-# every step, about as fast as the RNN loses it. The architecture *allows* long memory; the
-# forget gates must be *open* to use it. A **forget-gate bias** of 1 (a common initialisation,
-# $\sigma(1) \approx 0.73$) slows the decay, a bias of 3 ($\sigma(3) \approx 0.95$) nearly stops
-# it after the first few steps, and training opens the gates wherever memory lowers the loss:
-# the LSTM of section 3 learned to reach 15 steps back, starting from the default. (The first
-# step back, from $h_T$ into the cell state, goes through $o_T \odot \tanh'(c_T)$ and costs a
-# factor of its own: the drop at the right end of the biased lines.)
-#
-# The GRU's $h_t = (1 - z_t) \odot n_t + z_t \odot h_{t-1}$ has the same kind of path, scaled by
-# the update gate $z_t$.
-#
-# ## 5. Exploding gradients, and clipping
-#
-# The same product can also **grow**: if the factors are larger than 1, the gradient increases
-# geometrically on its way back. Multiply the RNN's $W_{hh}$ by 2 or 3 (in place, under
-# `no_grad`) and measure again:
-
-# %% tags=["nbval-check-output"]
-scaled = {}
-for scale in (1, 2, 3):
-    lucid.random.seed(0)
-    scaled[scale] = nn.RNNCell(8, HIDDEN)
-    with lucid.no_grad():
-        scaled[scale].weight_hh.mul_(scale)
-by_scale = {scale: state_gradient_norms(c) for scale, c in scaled.items()}
-for scale, norms in by_scale.items():
-    radius = np.abs(np.linalg.eigvals(scaled[scale].weight_hh.numpy())).max()
-    print(f"W_hh x {scale}: largest |eigenvalue| {radius:.2f}   ||dL/dh_50|| = {norms[-1]:5.2f}"
-          f"   ||dL/dh_1|| = {norms[0]:.1e}")
-
-# %%
-plot_through_time({f"$W_{{hh}}$ x {scale}": norms for scale, norms in by_scale.items()},
-                  "tanh RNN: vanishing and exploding gradients")
-
-# %% [markdown]
-# With $W_{hh} \times 1$ the gradient vanishes, with $\times 2$ it shrinks only slowly, with
-# $\times 3$ it grows: the earliest states get gradients a hundred times larger than the last
-# one.
-# ($\tanh$ limits the growth: a unit that saturates has $\tanh' \approx 0$ and passes little
-# back. A ReLU RNN has no such brake.) In training this shows up as rare, **huge** gradients:
-# one batch lands on a steep wall of the loss surface, and one SGD step of
-# $\text{lr} \times \lVert g \rVert$ throws the weights far away, undoing what was learned.
-#
-# **Gradient clipping** caps the step. `clip_grad_norm_(parameters, max_norm)` treats all the
-# gradients as one long vector $g$, and if its norm is above `max_norm`, scales every gradient
-# by the same factor:
-#
-# $$g \leftarrow g \cdot \min\!\left(1, \frac{\text{max\_norm}}{\lVert g \rVert + 10^{-6}}\right).$$
-#
-# The **direction** is kept, only the length is capped; it returns the norm **before** clipping.
-# Call it between `backward()` and `optimizer.step()`. On the $\times 3$ cell:
-
-# %% tags=["nbval-check-output"]
-exploding = scaled[3]
-exploding.zero_grad()
-states = unroll(exploding)
-states[-1].sum().backward()                 # fills p.grad of the cell's four parameters
-
-
-def flat_grad(module):
-    return np.concatenate([np.ravel(p.grad) for p in module.parameters()])
-
-
-before = flat_grad(exploding)
-total = clip_grad_norm_(exploding.parameters(), max_norm=1.0)
-after = flat_grad(exploding)
-print(f"norm returned by clip_grad_norm_: {total.item():.4g}")
-print(f"norm of the gradient, before {np.linalg.norm(before):.4g}, "
-      f"after {np.linalg.norm(after):.4f}")
-cosine = before @ after / (np.linalg.norm(before) * np.linalg.norm(after))
-print(f"cosine between the two directions: {cosine:.4f}")
-
-# %% [markdown]
-# ### Training with and without clipping
-#
-# A plain RNN on the reverse task again, this time with plain SGD (no momentum) at a learning
-# rate of 4: large, to learn fast, and too large for the occasional steep gradient. Two runs from
-# the same initialisation, with the same batches: one unclipped, one with `max_norm=0.5`.
-
-# %%
-runs = {}
-for max_norm in (math.inf, 0.5):
-    lucid.random.seed(3)                     # the same start and the same batches for both
-    net = NextToken(nn.RNN)
-    losses, norms = train(net, SGD(net.parameters(), lr=4.0), epochs=4, max_norm=max_norm,
-                          desc=f"max_norm={max_norm}")
-    runs[max_norm] = (losses, norms, answer_accuracy(net)[0].mean())
-for max_norm, (losses, norms, accuracy) in runs.items():
-    print(f"max_norm={max_norm}: largest gradient norm {max(norms):5.1f}, "
-          f"loss in the last epoch {np.mean(losses[-len(losses) // 4:]):.2f}, "
-          f"test accuracy {accuracy:.3f}")
-
-# %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.5))
-for max_norm, (losses, norms, _) in runs.items():
-    label = "no clipping" if max_norm == math.inf else f"clipped at {max_norm:g}"
-    ax1.plot(losses, label=label, linewidth=1)
-    ax2.plot(norms, label=label, linewidth=1)
-ax1.axhline(math.log(VOCAB), color="grey", linestyle=":", label="ln 11 (guessing)")
-ax1.set(yscale="log", xlabel="training step", ylabel="cross-entropy (nats)",
-        title="Training loss")
-ax1.set_yticks([1, 2, 5, 10, 20, 50], ["1", "2", "5", "10", "20", "50"])
-ax1.minorticks_off()
-ax2.axhline(0.5, color="grey", linestyle=":", label="max_norm")
-ax2.set(yscale="log", xlabel="training step", ylabel="total gradient norm (before clipping)",
-        title="Gradient norm")
-for ax in (ax1, ax2):
-    ax.legend()
-fig.tight_layout()
-plt.show()
-
-# %% tags=["nbval-check-output"]
-unclipped, clipped = runs[math.inf][0], runs[0.5][0]
-guessing = math.log(VOCAB)
-print("without clipping the loss went above 2 x ln 11:", max(unclipped) > 2 * guessing)
-print("with clipping it stayed below 1.5 x ln 11     :", max(clipped) < 1.5 * guessing)
-print("clipping ends with the lower loss             :",
-      np.mean(clipped[-20:]) < np.mean(unclipped[-20:]))
-
-# %% [markdown]
-# Without clipping, training goes well for a dozen steps; then the gradient grows past 1, a
-# step of $\text{lr} \times \lVert g \rVert$ overshoots and lands where the loss and its
-# gradient are far larger (the spike, far above the $\ln 11$ of a model that guesses), and the
-# long steps that follow keep it there: the run spends most of its four epochs above $\ln 11$.
-# With clipping, no step is longer than $\text{lr} \times \text{max\_norm} = 2$: the moment
-# where the other run blew up passes without harm, the gradient never grows large (the right
-# plot shows the norms *before* clipping), and with the same learning rate the loss goes down
-# without a spike. Clipping costs one norm per step and is standard practice for recurrent
-# networks and Transformers (`max_norm` between 0.5 and 5 is typical). Exactly when the
-# unclipped run blows up can differ on another machine; that it does at this learning rate does
-# not.
-#
 # **What to remember**
 #
-# * A recurrent network is a loop over time with shared weights; backward through the unrolled
-#   loop (BPTT) multiplies one Jacobian per step.
-# * A product of many factors vanishes or explodes geometrically. For a tanh RNN each factor is
-#   $\operatorname{diag}(\tanh') W_{hh}$; the gradient from far back vanishes, and the RNN fails
-#   to learn long dependencies.
-# * The LSTM's cell state is updated **additively**; along it the gradient is scaled only by the
-#   forget gates, so it survives as long as they are open (a forget-gate bias helps at the start).
-# * Exploding gradients are capped with `clip_grad_norm_`, between `backward()` and `step()`.
+# * A recurrent network is a loop over time with shared weights: one cell, called once per step,
+#   carries a state forward. Backward through the unrolled loop is called BPTT.
+# * `nn.RNN`, `nn.LSTM` and `nn.GRU` run the loop for you, with PyTorch's shapes and parameter
+#   names (`batch_first`, `(output, h_n)`, the gates stacked in one matrix).
+# * On a task that needs memory, the LSTM learns to use inputs from 15 steps back; the plain RNN
+#   gets the near answers right and the far ones wrong.
 
 # %% [markdown]
 # ## Exercises
@@ -691,122 +429,51 @@ check("Exercise 13.2", gru_parameters, sum(p.size for p in gru_13.parameters()),
       hint="per layer: weight_ih is (3·hidden, layer input), weight_hh is (3·hidden, hidden), "
            "and there are two biases of 3·hidden each.")
 
+
 # %% [markdown]
-# ### Exercise 13.3 · A product of Jacobians
+# ### Exercise 13.3 · An RNN layer, written out
 #
-# A scalar linear RNN, $h_t = w \, h_{t-1} + x_t$, runs for 30 steps from $h_0$, and the loss is
-# $L = h_{30}$. What is $\partial L / \partial h_0$ for $w = 0.9$, and for $w = 1.1$? Give both
-# numbers to 3 significant digits (a calculator is allowed).
+# Write `rnn_forward(x, W_ih, W_hh, b_ih, b_hh)` in NumPy for a one-layer tanh RNN: `x` is
+# `(L, N, input)` (sequence first, as `nn.RNN` reads it by default), the state starts at zero,
+# and every step applies the formula of section 1 with the same weights. Return
+# `(output, h_n)` as `nn.RNN` does: `output` `(L, N, hidden)` holds the state after every step,
+# `h_n` `(1, N, hidden)` the last state of the (one) layer. The check compares with `nn.RNN`
+# given the same weights.
 
 # %% tags=["solution"]
-grad_w_small = 0.9 ** 30
-grad_w_large = 1.1 ** 30
+def rnn_forward(x, W_ih, W_hh, b_ih, b_hh):
+    """A one-layer tanh RNN over x (L, N, input) from a zero state: (output, h_n)."""
+    h = np.zeros((x.shape[1], W_hh.shape[0]))
+    states = []
+    for x_t in x:                                         # one step per position
+        h = np.tanh(x_t @ W_ih.T + b_ih + h @ W_hh.T + b_hh)
+        states.append(h)
+    return np.stack(states), h[None]
 
 
 # %% tags=["check"]
-def linear_rnn_grad(w, steps=30):
-    h0 = lucid.Tensor(0.5, requires_grad=True)
-    h = h0
-    for _ in range(steps):
-        h = w * h + 1.0                      # x_t = 1: the inputs do not change the answer
-    (g,) = grad(h, h0)
-    return g.item()
+def lucid_rnn_forward(x, W_ih, W_hh, b_ih, b_hh):
+    layer = nn.RNN(x.shape[2], W_hh.shape[0], dtype=lucid.Float64)
+    layer.load_state_dict({"weight_ih_l0": lucid.Tensor(W_ih), "weight_hh_l0": lucid.Tensor(W_hh),
+                           "bias_ih_l0": lucid.Tensor(b_ih), "bias_hh_l0": lucid.Tensor(b_hh)})
+    return layer(lucid.Tensor(x))
 
 
-check("Exercise 13.3", [grad_w_small, grad_w_large], [linear_rnn_grad(0.9), linear_rnn_grad(1.1)],
-      rtol=5e-3, hint="each step back multiplies by dh_t/dh_{t-1} = w; how many steps are there?")
+def rnn_case(rng, length, n, inputs, hidden):
+    return (rng.standard_normal((length, n, inputs)), rng.standard_normal((hidden, inputs)),
+            0.5 * rng.standard_normal((hidden, hidden)), rng.standard_normal(hidden),
+            rng.standard_normal(hidden))
 
 
-# %% [markdown]
-# ### Exercise 13.4 · An LSTM step by hand
-#
-# Write one LSTM step in NumPy: from the input `x` `(N, input)`, the states `h` and `c`
-# `(N, hidden)` and the four parameters in PyTorch's layout (`W_ih` `(4·hidden, input)`, `W_hh`
-# `(4·hidden, hidden)`, `b_ih` and `b_hh` `(4·hidden,)`, the gates stacked in the order
-# $i, f, g, o$), return `(h_new, c_new)` as in section 2. The check compares with
-# `nn.LSTMCell` given the same weights.
-
-# %% tags=["solution"]
-def lstm_step(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    """One LSTM step: (h', c') from x, (h, c) and the stacked gate weights (i, f, g, o)."""
-    def sigmoid(a):
-        return 1 / (1 + np.exp(-a))
-
-    z = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh            # (N, 4·hidden)
-    i, f, g, o = np.split(z, 4, axis=1)
-    c_new = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
-    h_new = sigmoid(o) * np.tanh(c_new)
-    return h_new, c_new
-
-
-# %% tags=["check"]
-def lucid_lstm_step(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    step = nn.LSTMCell(x.shape[1], h.shape[1], dtype=lucid.Float64)
-    step.load_state_dict({"weight_ih": lucid.Tensor(W_ih), "weight_hh": lucid.Tensor(W_hh),
-                          "bias_ih": lucid.Tensor(b_ih), "bias_hh": lucid.Tensor(b_hh)})
-    return step(lucid.Tensor(x), (lucid.Tensor(h), lucid.Tensor(c)))
-
-
-def lstm_case(rng, n, inputs, hidden):
-    return (rng.standard_normal((n, inputs)), rng.standard_normal((n, hidden)),
-            rng.standard_normal((n, hidden)), rng.standard_normal((4 * hidden, inputs)),
-            rng.standard_normal((4 * hidden, hidden)), rng.standard_normal(4 * hidden),
-            rng.standard_normal(4 * hidden))
-
-
-lucid.random.seed(0)                          # (nn.LSTMCell draws an initialisation first)
-rng_13 = np.random.default_rng(0)
-check_function("Exercise 13.4", lstm_step, lucid_lstm_step,
-               [lstm_case(rng_13, 1, 2, 3), lstm_case(rng_13, 5, 4, 6)],
-               hint="z = x W_ih^T + b_ih + h W_hh^T + b_hh has 4·hidden columns: split it into "
-                    "four blocks i, f, g, o; g takes tanh, the other three the sigmoid.")
-
+lucid.random.seed(0)                          # (nn.RNN draws an initialisation first)
+rng_13 = np.random.default_rng(2)
+check_function("Exercise 13.3", rnn_forward, lucid_rnn_forward,
+               [rnn_case(rng_13, 1, 1, 2, 3), rnn_case(rng_13, 6, 4, 3, 5)],
+               hint="a loop over the L positions; the state h is (N, hidden) and starts at zero; "
+                    "output stacks the states of all steps on a new first axis, h_n is the last "
+                    "state with a leading axis of 1.")
 
 # %% [markdown]
-# ### Exercise 13.5 · Clipping by the total norm
-#
-# Write `clip_by_total_norm(grads, max_norm)` for a list of NumPy arrays (one gradient per
-# parameter, of any shapes): return the list of clipped gradients (new arrays) and the total
-# norm before clipping, with the formula of section 5 (the $10^{-6}$ included, and no change
-# when the norm is below `max_norm`). The check compares with `clip_grad_norm_`.
-
-# %% tags=["solution"]
-def clip_by_total_norm(grads, max_norm):
-    """Scale all gradients by one factor so that their joint L2 norm is at most max_norm."""
-    total = math.sqrt(sum(float(np.sum(g * g)) for g in grads))
-    scale = min(1.0, max_norm / (total + 1e-6))
-    return [g * scale for g in grads], total
-
-
-# %% tags=["check"]
-def lucid_clip(grads, max_norm):
-    params = [nn.Parameter(lucid.zeros(g.shape)) for g in grads]
-    for p, g in zip(params, grads):
-        p.grad = g.copy()
-    total = clip_grad_norm_(params, max_norm)
-    return [p.grad for p in params], total.item()
-
-
-def flattened(clip):
-    """Run a clipping function on copies; its clipped gradients and the norm, in one array."""
-    def run(grads, max_norm):
-        clipped, total = clip([g.copy() for g in grads], max_norm)
-        return np.concatenate([np.ravel(g) for g in clipped] + [[total]])
-    run.__name__ = "clip_by_total_norm"
-    return run
-
-
-rng_13 = np.random.default_rng(1)
-check_function("Exercise 13.5", flattened(clip_by_total_norm), flattened(lucid_clip),
-               [([np.array([3.0, 4.0])], 1.0),
-                ([np.array([0.3, -0.4])], 1.0),
-                ([rng_13.standard_normal((3, 4)), rng_13.standard_normal(4),
-                  rng_13.standard_normal((2, 2, 2))], 2.0)],
-               hint="the total norm is sqrt of the sum of the squares of every entry of every "
-                    "gradient; every gradient is multiplied by the same min(1, max_norm / "
-                    "(total + 1e-6)).")
-
-# %% [markdown]
-# **Next:** [14 · Attention and a tiny GPT](14_attention_and_gpt.ipynb) replaces the recurrence
-# by attention: every position looks at every earlier one directly, with no product of
-# Jacobians in between.
+# **Next:** [14 · Gradients through time](14_gradients_through_time.ipynb) measures why: how much
+# of the gradient reaches a state $t$ steps back, in an RNN and in an LSTM, and how clipping
+# tames gradients that explode.
