@@ -17,6 +17,8 @@
 # and [06 · FLOPs](06_flops.ipynb) (MACs).
 
 # %%
+import inspect
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere
@@ -97,12 +99,19 @@ print(f"max |ours - lucid| on random float64 data: {diff:.1e}")
 # %% tags=["nbval-check-output"]
 print("agree to 1e-12:", diff < 1e-12)
 
+# %% [markdown]
+# Lucid's convolution builds the same matrix with one strided slice per kernel offset and calls
+# one GEMM; backward is two more GEMMs (for the weight and for the columns) and *col2im*, which
+# adds each column back onto the windows it came from. The docstring of its module,
+# `lucid.ops.conv`, walks through the same example (`inspect.getdoc` prints a docstring,
+# `inspect.getsource` the code of any class or function):
+
+# %%
+conv_doc = inspect.getdoc(lucid.ops.conv)
+print(conv_doc.split("One layout decision")[0])    # its first part: im2col and col2im
+
 
 # %% [markdown]
-# Lucid's convolution (`lucid/ops/conv.py`, whose docstring walks through the same example) builds
-# the same matrix with one strided slice per kernel offset and calls one GEMM; backward is two
-# more GEMMs (for the weight and for the columns) and *col2im*, which adds each column back onto
-# the windows it came from.
 #
 # ### How big is the columns matrix?
 #
@@ -478,9 +487,14 @@ check_function("Exercise 9.3", conv_output_size, measured_output_size,
                     "- kernel, every stride-th position.")
 
 # %% [markdown]
-# To go further, read the engine: `lucid/ops/conv.py` (im2col and col2im),
-# `lucid/models/imgclf/resnet.py` (the blocks drawn above) and `lucid/optim/` (the update
-# rules), or train ResNet-18 on a real image dataset.
+# To go further, read the engine: `inspect.getsource` prints the code of any of its classes and
+# functions, as here the `BasicBlock` drawn above (try `lucid.optim.SGD` for an update rule,
+# `lucid.ops.conv.Windows` for im2col and col2im), or train ResNet-18 on a real image dataset.
+
+# %%
+print(inspect.getsource(type(resnet.layer1[0])))
+
+# %% [markdown]
 #
 # **Next:** [10 · Layers and losses](10_layers_and_losses.ipynb): the rest of Lucid's layers and
 # losses (chapter 11 does the optimizers, schedules and data tools).

@@ -18,6 +18,7 @@
 # [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop, cross-entropy).
 
 # %%
+import inspect
 import math
 
 import matplotlib.pyplot as plt
@@ -65,8 +66,8 @@ print(f"ln V = {math.log(chars.vocab_size):.3f} nats, unigram entropy H = {H:.3f
 # %% [markdown]
 # ## 2. The GPT
 #
-# `lucid.models.text.GPT` is a decoder-only Transformer in nanoGPT's layout (open
-# `lucid/models/text/gpt.py`: about 200 lines). For token ids `idx` of shape $(B, T)$:
+# `lucid.models.text.GPT` is a decoder-only Transformer in nanoGPT's layout, about 200 lines of
+# Python (`print(inspect.getsource(GPT))` shows them all). For token ids `idx` of shape $(B, T)$:
 #
 # ```
 # x = wte[idx] + wpe[0..T-1]            token embedding + learned position embedding
@@ -76,19 +77,21 @@ print(f"ln V = {math.log(chars.vocab_size):.3f} nats, unigram entropy H = {H:.3f
 # logits = lm_head(ln_f(x))             (B, T, vocab_size): a prediction at every position
 # ```
 #
-# Ours has 2 blocks, 4 heads and $d$ = `d_model` = 64. One block, printed:
+# Ours has 2 blocks, 4 heads and $d$ = `d_model` = 64. One block, printed, and the source of its
+# class: the two residual lines above, as code.
 
 # %% tags=["nbval-check-output"]
 lucid.random.seed(0)
 model = GPT(chars.vocab_size, BLOCK, n_layer=2, n_head=4, d_model=64)
 print(model.transformer.h[0])
+print(inspect.getsource(type(model.transformer.h[0])))
 
 # %% [markdown]
 # **Tied weights.** The output layer `lm_head` scores each character $c$ by a dot product
 # $h \cdot w_c$ with a vector per character, and the input embedding `wte` holds a vector per
 # character too. GPT uses *one* matrix for both (`tie_weights=True`, the default): a character's
 # input vector is its output vector. That saves $V \cdot d$ parameters and tends to help small
-# models. The parameter counts, against the formula in `gpt.py`'s docstring
+# models. The parameter counts, against the formula in `GPT`'s docstring (`help(GPT)`)
 # ($V d + T_\text{max} d + L(12d^2 + 13d) + 2d$):
 
 # %% tags=["nbval-check-output"]
