@@ -20,6 +20,7 @@
 # %%
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import lucid
@@ -31,6 +32,7 @@ from lucid_viz.exercises import check, check_function
 # We know that already (chapter 05 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 
@@ -170,6 +172,36 @@ print(f"{'steps buffer:':14s}", net.steps.numpy())
 # %% [markdown]
 # In evaluation mode the running statistics are read, not updated. `train()` / `eval()` set the
 # mode of the whole tree. (`steps` counted both calls: our own `forward` increments it.)
+#
+# How fast does the buffer learn the data? Each training call moves it 10% of the way to the
+# batch's mean: $r_t = 0.9\, r_{t-1} + 0.1\, m_t$ from $r_0 = 0$. Forty batches of 16 numbers
+# drawn around 3:
+
+# %%
+lucid.random.seed(1)
+bn_demo = nn.BatchNorm1d(1)                              # a new module is in training mode
+batch_means, running = [], []
+for _ in range(40):
+    xb = 3.0 + lucid.random.randn(16, 1, dtype=lucid.Float32)
+    bn_demo(xb)
+    batch_means.append(xb.numpy().mean())
+    running.append(bn_demo.running_mean.numpy()[0])
+
+steps = np.arange(1, 41)
+fig, ax = plt.subplots(figsize=(8, 4))
+ax.plot(steps, batch_means, "o", markersize=5, alpha=0.6, label="mean of each batch $m_t$")
+ax.plot(steps, running, linewidth=2.5, label="running_mean (the buffer) $r_t$")
+ax.plot(steps, 3 * (1 - 0.9 ** steps), "k--", label=r"$3\,(1 - 0.9^t)$")
+ax.set(xlabel="training step t", ylabel="mean", ylim=(0, 4),
+       title="BatchNorm's running mean, momentum 0.1")
+ax.legend(loc="lower right")
+plt.show()
+
+# %% [markdown]
+# The buffer follows $3(1 - 0.9^t)$: it needs about 20 batches ($0.9^{20} \approx 0.12$) to
+# forget its start at 0, and then it averages away the batch-to-batch noise. A model with
+# BatchNorm evaluated after only a few training steps uses statistics that are still mostly the
+# start value.
 #
 # ## 3. `state_dict`: every parameter and buffer, by name
 #

@@ -22,6 +22,7 @@
 import math
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import lucid
@@ -35,6 +36,7 @@ from lucid_viz.exercises import check, check_function
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
@@ -52,6 +54,31 @@ x = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 print("f'  :", d1.numpy(), " by hand:", 3 * x.numpy() ** 2)
 print("f'' :", d2.numpy(), " by hand:", 6 * x.numpy())
 print("f''':", d3.numpy())
+
+# %% [markdown]
+# The same three calls on a whole grid of points draw the derivatives of an activation. For
+# $\tanh$: $\tanh' = 1 - \tanh^2$ (the backward rule of chapter 03), and differentiating that
+# again, $\tanh'' = -2 \tanh \cdot (1 - \tanh^2)$ and
+# $\tanh''' = (6 \tanh^2 - 2)(1 - \tanh^2)$. Lines: what autograd gives; dots: the formulas.
+
+# %%
+grid = lucid.Tensor(np.linspace(-3, 3, 121), requires_grad=True)
+curves = {"tanh": lucid.tanh(grid)}
+for name in ("tanh'", "tanh''", "tanh'''"):
+    (curves[name],) = grad(list(curves.values())[-1].sum(), grid, create_graph=True)
+t, xs = np.tanh(grid.numpy()), grid.numpy()
+by_hand = {"tanh": t, "tanh'": 1 - t**2, "tanh''": -2 * t * (1 - t**2),
+           "tanh'''": (6 * t**2 - 2) * (1 - t**2)}
+fig, ax = plt.subplots(figsize=(8, 4.5))
+for name, curve in curves.items():
+    line, = ax.plot(xs, curve.numpy(), linewidth=2.5, label=name)
+    ax.plot(xs[::8], by_hand[name][::8], "o", color=line.get_color(), markersize=5)
+ax.set(xlabel="x", title="tanh and three derivatives, each by grad(create_graph=True)")
+ax.grid(alpha=0.3)
+ax.legend(loc="lower right")
+plt.show()
+print("largest difference from the formulas:",
+      f"{max(np.abs(c.numpy() - by_hand[n]).max() for n, c in curves.items()):.1e}")
 
 # %% [markdown]
 # **The Hessian** $H_{ij} = \partial^2 f / \partial x_i \partial x_j$ of a quadratic form
