@@ -27,6 +27,11 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,gpu,notebooks]"
 	touch $(TEST_STAMP) $(LAB_STAMP)
 
+# The kernels JupyterLab starts inherit one BLAS/OpenMP thread: on a busy machine NumPy's extra
+# BLAS threads only fight the other processes (see KERNEL_ENV in notebooks/course.py, which
+# `make notebooks` uses, and conftest.py, which `make test` uses).
+KERNEL_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+
 # Jupyter refuses to run as root unless told (containers, CI); ordinary users never need it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -38,7 +43,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 LAB_SETTINGS := $(if $(filter notebooks notebooks/,$(LAB_DIR)),--LabApp.app_settings_dir=$(CURDIR)/notebooks/.lab,)
 lab: $(LAB_STAMP)
 	$(BIN)/jupyter trust $(LAB_DIR)/*.ipynb
-	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=$(LAB_DIR) $(LAB_SETTINGS) \
+	$(KERNEL_ENV) $(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=$(LAB_DIR) $(LAB_SETTINGS) \
 		--LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 # Regenerates notebooks/*.ipynb from their sources, notebooks/src/*.py, and executes them
@@ -59,6 +64,7 @@ grade: $(LAB_STAMP)
 
 RUFF_PATHS := lucid lucid_viz tests benchmarks notebooks/src notebooks/course.py
 
+# Ends with the time each chapter took under nbval (conftest.py), slowest first.
 test: $(TEST_STAMP)
 	$(BIN)/python -m ruff check $(RUFF_PATHS)
 	$(BIN)/lint-imports

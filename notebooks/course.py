@@ -63,6 +63,12 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "langua
 #: the pairing of a chapter with its source, stored in the chapter (not in jupytext.toml, so that
 #: a new notebook made in the lab is not paired and leaves no stray source in src/)
 PAIRING = "ipynb,src//py:percent"
+#: What the kernels that run the chapters get in their environment: one BLAS/OpenMP thread.
+#: NumPy's BLAS otherwise starts a thread per core and spins them while they wait for each
+#: other; on a busy machine (a shared JupyterHub, a laptop doing other work) those threads fight
+#: the other processes and a chapter takes several times longer, while the course's matrices
+#: are too small to gain from a second thread. The root conftest.py and `make lab` set the same.
+KERNEL_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: how jupytext writes a source: what notebooks/jupytext.toml says for the pairing in JupyterLab
 SOURCE_FORMAT = {"extension": ".py", "format_name": "percent",
                  "notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
@@ -262,7 +268,8 @@ def build(chapter: str, run: bool = True) -> float:
     if run:
         NotebookClient(nb, kernel_name="python3", timeout=TIMEOUT_S, record_timing=False,
                        coalesce_streams=True,  # one stream output per cell, however it arrived
-                       resources={"metadata": {"path": str(HERE)}}).execute()
+                       resources={"metadata": {"path": str(HERE)}}
+                       ).execute(env={**os.environ, **KERNEL_ENV})
     _write_atomic(path, _stable_widget_ids(nb, _dumps(nb), chapter))
     return time.perf_counter() - t0
 
@@ -510,7 +517,8 @@ def grade_notebook(path: Path, chapter: str, timeout: float = GRADE_TIMEOUT_S
                                 allow_errors=True, record_timing=False,
                                 resources={"metadata": {"path": workdir}})
         try:  # the kernel's own warnings (stderr) would only clutter the report
-            with client.setup_kernel(stderr=subprocess.DEVNULL):
+            with client.setup_kernel(stderr=subprocess.DEVNULL,
+                                     env={**os.environ, **KERNEL_ENV}):
                 deadline = time.monotonic() + timeout  # the notebook's time, not the start's
                 for index, cell in enumerate(nb.cells):
                     left = deadline - time.monotonic()

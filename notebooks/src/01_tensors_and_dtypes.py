@@ -9,11 +9,13 @@
 # dtypes, indexing).
 
 # %%
+import matplotlib.pyplot as plt
 import numpy as np
 
 import lucid
 from lucid_viz.exercises import check, check_grad
 
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
@@ -81,7 +83,7 @@ print("x.grad   =", x.grad.tolist(), " (2x where picked, 0 elsewhere)")
 # and a *width*. The common ones are presets at the top level: `lucid.Float32`, `lucid.Int64`, ...
 #
 # Each knows the NumPy dtype that stores it on the CPU (`.cpu`) and the MLX dtype on the "gpu"
-# device (`.gpu`, see notebook 04).
+# device (`.gpu`, see notebook 05).
 
 # %% tags=["nbval-check-output"]
 for t in [lucid.Int8, lucid.Int32, lucid.Int64, lucid.Float16, lucid.Float32, lucid.Float64,
@@ -111,6 +113,33 @@ x = lucid.Tensor([1.5, 2.5], dtype=lucid.Float32)
 print(x, x.data.dtype)
 print(x.astype(lucid.Int32))
 print(x.astype(lucid.Float16).dtype)
+
+# %% [markdown]
+# **What the width buys.** A float stores a fixed number of significant binary digits (11 for
+# Float16, 24 for Float32, 53 for Float64), so the gap between a number and the next one the
+# dtype can store grows with the number: about $2^{-10}$ of it in Float16, $2^{-23}$ in Float32,
+# $2^{-52}$ in Float64. And Float16 ends at 65,504. Here is that gap for each float preset,
+# measured with NumPy's `np.spacing` on its `.cpu` dtype:
+
+# %%
+values = np.logspace(-4, 6, 400)
+fig, ax = plt.subplots(figsize=(8, 4.5))
+for t, style in [(lucid.Float16, "-"), (lucid.Float32, "--"), (lucid.Float64, ":")]:
+    v = values[values <= np.finfo(t.cpu).max].astype(t.cpu)     # Float16 stops at 65,504
+    ax.plot(v, np.spacing(v), style, linewidth=2.5, label=f"{t.name} ({t.bits} bits)")
+ax.set(xscale="log", yscale="log", xlabel="value x",
+       ylabel="gap to the next storable number", title="How fine is each float dtype?")
+ax.grid(alpha=0.3)
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Each line is a staircase: the gap is constant between two powers of two and doubles at each.
+# At 1,000 the Float16 gap is already 0.5, so 1000.3 is stored as the nearest step:
+
+# %% tags=["nbval-check-output"]
+print(lucid.Tensor([1000.3], dtype=lucid.Float16).tolist(),
+      lucid.Tensor([1000.3], dtype=lucid.Float32).tolist())
 
 # %% [markdown]
 # ## 5. Bit-free types take their width from the data

@@ -138,6 +138,10 @@ print("               x.grad =", round(float(x.grad), 6))
 # `keep_grad` keeps a gradient *after* backward. A **hook** sees it *during* backward:
 # `t.register_hook(fn)` calls `fn(grad)` once `t`'s gradient is complete (all paths summed), before
 # it is passed on. `register_hook` returns a **remover**: call its `.remove()` when you are done.
+#
+# (From here on we write `lucid.tensor(...)`: the function spelling of the same constructor,
+# chapter 01, section 1, with the same arguments and the same result, a `Tensor`, as
+# `lucid.Tensor(...)`. PyTorch code writes `torch.tensor(...)`, so you will meet both.)
 
 # %% tags=["nbval-check-output"]
 x = lucid.tensor(0.5, requires_grad=True)

@@ -261,5 +261,5 @@ check_function("Exercise 3.3", tanh_backward, tanh_backward_by_autograd,
                     "your central_difference can confirm it.")
 
 # %% [markdown]
-# **Next:** [04 · Devices](04_devices_cpu_gpu.ipynb): the same graph on NumPy ("cpu") and on
-# MLX ("gpu").
+# **Next:** [04 · Gradients by hand](04_gradients_by_hand.ipynb): the three gradients every
+# network uses, derived with pencil and paper and replayed in the stepper.

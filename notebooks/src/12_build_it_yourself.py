@@ -2,8 +2,8 @@
 # # 12 · Build it yourself: an op, an optimizer, a layer
 #
 # **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (the backward walk
-# and `gradcheck`), [05 · FLOPs](05_flops.ipynb) and
-# [07 · Training an MLP](07_training_an_mlp.ipynb) (a training loop).
+# and `gradcheck`), [06 · FLOPs](06_flops.ipynb) and
+# [08 · Training an MLP](08_training_an_mlp.ipynb) (a training loop).
 #
 # Everything Lucid computes comes from three kinds of pieces: **ops** (forward, backward and
 # FLOPs of one operation), **optimizers** (how one parameter moves, given its gradient) and
@@ -323,4 +323,5 @@ for _ in trange(300, desc="training (steps)"):
 print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 
 # %% [markdown]
-# **Next:** [13 · Sequences](13_sequences.ipynb): RNNs, LSTMs and gradients through time.
+# **Next:** [13 · Recurrent networks](13_recurrent_networks.ipynb): RNNs, LSTMs and GRUs, and a
+# task that needs memory.

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 04 · Devices: "cpu" is NumPy, "gpu" is MLX
+# # 05 · Devices: "cpu" is NumPy, "gpu" is MLX
 #
 # Every Lucid tensor lives on a **device**. Lucid has two:
 #
@@ -257,7 +257,7 @@ print("theta =", [round(t, 3) for t in theta.tolist()])
 p = lucid.random.randn(2, 3, requires_grad=True)          # cpu
 q = lucid.random.randn(3, 2, device="gpu")                # gpu
 
-with lucid.count_flops():                                  # the drawing shows FLOPs (see 05)
+with lucid.count_flops():                                  # the drawing shows FLOPs (see 06)
     h_cpu = lucid.exp(p) * 2                               # runs on cpu
     h_gpu = h_cpu.to("gpu")                                # the device move is an op too
     out = (h_gpu @ q).sum()                                # runs on gpu
@@ -345,7 +345,7 @@ print(f"          'gpu' (MLX on CPU): {1e3 * t_gpu:6.2f} ms")
 #
 # ## Exercises
 #
-# ### Exercise 4.1 · Where does it run?
+# ### Exercise 5.1 · Where does it run?
 #
 # Without running it: on which device is the result of
 # `lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")`? Answer `"cpu"` or `"gpu"`.
@@ -354,11 +354,11 @@ print(f"          'gpu' (MLX on CPU): {1e3 * t_gpu:6.2f} ms")
 device_1 = "gpu"
 
 # %% tags=["check"]
-check("Exercise 4.1", device_1, (lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")).device,
+check("Exercise 5.1", device_1, (lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")).device,
       hint="a tensor made from a Python list is free (section 3).")
 
 # %% [markdown]
-# ### Exercise 4.2 · Does it raise?
+# ### Exercise 5.2 · Does it raise?
 #
 # And `lucid.random.randn(1) + lucid.random.randn(1, device="gpu")`: does it raise an error?
 # Answer `True` or `False`.
@@ -372,12 +372,12 @@ try:
     it_raised = False
 except RuntimeError:
     it_raised = True
-check("Exercise 4.2", raises, it_raised,
+check("Exercise 5.2", raises, it_raised,
       hint="is a tensor made by lucid.random free, or does it mean a device (section 4)?")
 
 
 # %% [markdown]
-# ### Exercise 4.3 · Fix the mixed-device error
+# ### Exercise 5.3 · Fix the mixed-device error
 #
 # Write `matmul_on_cpu(a, b)`: the product `a @ b` as a tensor on the **cpu**, whichever devices
 # `a` and `b` are on. (Section 4's `w @ v` raised; this function must not.)
@@ -395,12 +395,12 @@ def product_by_numpy(a, b):
 
 a_cpu = lucid.Tensor(np.arange(6.0).reshape(2, 3))
 b_gpu = lucid.Tensor(np.ones((3, 2))).to("gpu")
-check_function("Exercise 4.3", matmul_on_cpu, product_by_numpy,
+check_function("Exercise 5.3", matmul_on_cpu, product_by_numpy,
                [(a_cpu, b_gpu), (a_cpu.to("gpu"), b_gpu), (a_cpu, b_gpu.to("cpu"))],
                hint="move each operand with .to(...) before the product; moving a tensor that "
                     "is already there costs nothing.")
-check("Exercise 4.3 (device)", matmul_on_cpu(a_cpu.to("gpu"), b_gpu).device, "cpu",
+check("Exercise 5.3 (device)", matmul_on_cpu(a_cpu.to("gpu"), b_gpu).device, "cpu",
       hint="the result must live on the cpu.")
 
 # %% [markdown]
-# **Next:** [05 · FLOPs](05_flops.ipynb): how much work a graph costs, counted op by op.
+# **Next:** [06 · FLOPs](06_flops.ipynb): how much work a graph costs, counted op by op.

@@ -1,9 +1,9 @@
 # %% [markdown]
-# # 09 · Layers and losses: the rest of the catalogue
+# # 10 · Layers and losses: the rest of the catalogue
 #
-# Chapters 07 and 08 trained real models with a handful of pieces: `Linear`, `Conv2d`,
+# Chapters 08 and 09 trained real models with a handful of pieces: `Linear`, `Conv2d`,
 # `cross_entropy`, SGD. Lucid has more, with PyTorch's names and shapes. This chapter is a guided
-# tour of the layers and losses on the shelf (chapter 10 does the optimizers, schedules and data
+# tour of the layers and losses on the shelf (chapter 11 does the optimizers, schedules and data
 # tools). Each section is short and stands on its own: one idea, and a cell whose output checks
 # it - a shape against its formula, a value against NumPy, or a plot.
 #
@@ -20,8 +20,8 @@
 # | 9 | losses, and the shape mistake they refuse | `lucid.nn` |
 # | 10 | weight initialisation | `lucid.nn.init` |
 #
-# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb) and
-# [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb); the sections can be read in any order.
+# **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) and
+# [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb); the sections can be read in any order.
 
 # %%
 import math
@@ -36,7 +36,7 @@ import lucid.nn.functional as F
 from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 05 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
@@ -90,7 +90,7 @@ print("permutation(10):", perm, " sorted back:", np.array_equal(np.sort(perm), n
 # %% [markdown]
 # The generator is NumPy's, and MLX never draws a number: the values are drawn first and only
 # *then* placed on the device. So the same seed gives the same numbers on `"cpu"` and on
-# `"gpu"` - useful when you compare the two devices (notebook 04).
+# `"gpu"` - useful when you compare the two devices (notebook 05).
 
 # %% tags=["nbval-check-output"]
 lucid.random.seed(7)
@@ -107,7 +107,7 @@ print("identical:", np.array_equal(on_cpu.numpy(), on_gpu.numpy()))
 #
 # ### `Conv1d`: convolution along a sequence
 #
-# `Conv2d` (notebook 08) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
+# `Conv2d` (notebook 09) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
 # sequence `(N, C, L)` - audio, a time series, text embeddings. The output length follows the same
 # formula as each side of an image:
 #
@@ -225,7 +225,7 @@ for H, W in [(7, 7), (10, 13), (32, 32)]:
 #
 # | layer | statistics over | one statistic per | depends on the batch? |
 # |---|---|---|---|
-# | `BatchNorm2d(C)` | N, H, W | channel | yes (and keeps running averages, notebook 06) |
+# | `BatchNorm2d(C)` | N, H, W | channel | yes (and keeps running averages, notebook 07) |
 # | `LayerNorm((C, H, W))` | C, H, W | sample | no |
 # | `GroupNorm(G, C)` | C/G channels, H, W | sample and group of channels | no |
 #
@@ -394,7 +394,7 @@ plt.show()
 # %% [markdown]
 # What to read off the plot: Sigmoid's slope is at most 1/4 and Tanh's at most 1, and both vanish
 # for large $|x|$ (saturation: deep stacks of them train slowly). LeakyReLU never has a zero slope,
-# so its units cannot die (notebook 07). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
+# so its units cannot die (notebook 08). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
 # SiLU even dip below zero. Each derivative matches its textbook formula:
 
 # %% tags=["nbval-check-output"]
@@ -476,7 +476,7 @@ print("per-head weights:", per_head.shape, "(N, heads, L, S)")
 # `Sequential` runs modules in order and `ModuleList` holds a list; `ModuleDict` holds modules
 # under **names**, for models that choose a part at run time - here one shared body and a head per
 # task. A plain Python `dict` would look the same, but `Module.__setattr__` only registers
-# `Module`s (notebook 06): the heads inside a plain dict are invisible to `parameters()`, so an
+# `Module`s (notebook 07): the heads inside a plain dict are invisible to `parameters()`, so an
 # optimizer would never train them, and `state_dict()` would never save them - and nothing fails.
 
 # %% tags=["nbval-check-output"]
@@ -671,7 +671,7 @@ plt.show()
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 9.1 · Padding that keeps the length
+# ### Exercise 10.1 · Padding that keeps the length
 #
 # A `Conv1d(1, 1, kernel_size=3, padding=p)` should give an output as long as its input. Which
 # padding `p`? And for `kernel_size=5, dilation=2`?
@@ -690,11 +690,11 @@ def keeping_padding(kernel_size, dilation=1):
 
 
 hint = "section 2's formula: L_out = L + 2·padding - dilation·(kernel_size - 1) for stride 1."
-check("Exercise 9.1 (kernel 3)", padding_k3, keeping_padding(3), hint=hint)
-check("Exercise 9.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2), hint=hint)
+check("Exercise 10.1 (kernel 3)", padding_k3, keeping_padding(3), hint=hint)
+check("Exercise 10.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2), hint=hint)
 
 # %% [markdown]
-# ### Exercise 9.2 · Alone or in a batch
+# ### Exercise 10.2 · Alone or in a batch
 #
 # Of `nn.LayerNorm((6, 3, 3))`, `nn.GroupNorm(2, 6)` and `nn.BatchNorm2d(6)` (in training mode),
 # which give a sample the **same** output whether it comes alone (a batch of 1) or in a batch of
@@ -711,13 +711,13 @@ for layer in (nn.LayerNorm((6, 3, 3)), nn.GroupNorm(2, 6), nn.BatchNorm2d(6)):
     alone, in_batch = layer(batch[:1]).numpy(), layer(batch).numpy()[:1]
     if np.allclose(alone, in_batch, atol=1e-5):
         same.add(type(layer).__name__)
-check("Exercise 9.2", batch_independent, same,
+check("Exercise 10.2", batch_independent, same,
       hint="which of them compute their mean and variance from one sample only, and which "
            "over the whole batch (section 3's table)?")
 
 
 # %% [markdown]
-# ### Exercise 9.3 · Implement layer normalisation
+# ### Exercise 10.3 · Implement layer normalisation
 #
 # Write `layer_norm(x, eps=1e-5)` for a NumPy array: normalise each row (the last axis) to mean 0
 # and variance 1, i.e. subtract the row's mean and divide by $\sqrt{\text{variance} +
@@ -737,7 +737,7 @@ def lucid_layer_norm(x, eps=1e-5):
     return F.layer_norm(lucid.Tensor(x), x.shape[-1], eps=eps)
 
 
-check_function("Exercise 9.3", layer_norm, lucid_layer_norm,
+check_function("Exercise 10.3", layer_norm, lucid_layer_norm,
                [(np.array([[1.0, 2.0, 3.0, 4.0]]),),
                 (np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 3.0]]),),
                 (np.arange(24.0).reshape(2, 3, 4), 1e-3)],
@@ -749,5 +749,5 @@ check_function("Exercise 9.3", layer_norm, lucid_layer_norm,
 # open its file - `lucid/nn/layers/`, `lucid/nn/functional/` - each docstring states the formula
 # you saw checked here.
 #
-# **Next:** [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb): the rest of the
+# **Next:** [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb): the rest of the
 # shelf.

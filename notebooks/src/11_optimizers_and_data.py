@@ -1,7 +1,7 @@
 # %% [markdown]
-# # 10 · Optimizers, schedules and data: the rest of the catalogue
+# # 11 · Optimizers, schedules and data: the rest of the catalogue
 #
-# The second half of the tour of the shelf (chapter 09 did the layers and losses): how each
+# The second half of the tour of the shelf (chapter 10 did the layers and losses): how each
 # optimizer moves a parameter, param groups and optimizer state, learning-rate schedules, the
 # data tools, and a classic model. Each section is short and stands on its own.
 #
@@ -14,7 +14,7 @@
 #
 # (The sections keep their numbers from the one chapter they used to be.)
 #
-# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb); the sections can be read in
+# **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb); the sections can be read in
 # any order.
 
 # %%
@@ -30,7 +30,7 @@ import lucid.nn.functional as F
 from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 05 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
@@ -394,7 +394,7 @@ print("seed 43 gives other ones:           ", two_epochs(seed=43) != first)
 
 # %% [markdown]
 # `random_split(ds, lengths)` splits a dataset into non-overlapping random subsets, given counts
-# or fractions - the train/validation split of notebook 07. It draws from `lucid.random` too:
+# or fractions - the train/validation split of notebook 08. It draws from `lucid.random` too:
 
 # %% tags=["nbval-check-output"]
 lucid.random.seed(0)
@@ -409,7 +409,7 @@ print("batches of the training subset:", [b.tolist() for (b,) in DataLoader(trai
 # %% [markdown]
 # ## 14. A model from the shelf: LeNet-5
 #
-# `lucid.models` has three ready-made networks: `MLP` (notebook 07), `resnet_18` (notebook 08) and
+# `lucid.models` has three ready-made networks: `MLP` (notebook 08), `resnet_18` (notebook 09) and
 # `lenet_5`, LeCun's 1998 digit recogniser. It takes 1 x 32 x 32 images (pad 28 x 28 ones by 2):
 # two 5 x 5 convolutions with tanh and average pooling, then three linear layers.
 
@@ -451,7 +451,7 @@ print(f"{'sum(p.size for p in parameters)':30s} {sum(p.size for p in lenet.param
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 10.1 · A warm-up schedule
+# ### Exercise 11.1 · A warm-up schedule
 #
 # Write `lr_lambda(epoch)` for a `LambdaLR` (section 12): the factor that multiplies the base
 # learning rate at each epoch. It warms up linearly over 5 epochs, `0.2, 0.4, 0.6, 0.8, 1.0` for
@@ -484,7 +484,7 @@ def factors(fn):
             "decay (epochs 4-11) times sqrt(epoch + 1)": rates[4:] * np.sqrt(np.arange(5, 13))}
 
 
-check_function("Exercise 10.1", lambda: factors(lr_lambda),
+check_function("Exercise 11.1", lambda: factors(lr_lambda),
                lambda: {"warm-up (epochs 0-4)": [0.2, 0.4, 0.6, 0.8, 1.0],
                         "decay (epochs 4-11) times sqrt(epoch + 1)": [math.sqrt(5)] * 8},
                [()],
@@ -492,7 +492,7 @@ check_function("Exercise 10.1", lambda: factors(lr_lambda),
                     "first epoch, so the warm-up reaches 1.0 at epoch 4.")
 
 # %% [markdown]
-# ### Exercise 10.2 · How many batches?
+# ### Exercise 11.2 · How many batches?
 #
 # A `DataLoader` over 1,000 samples with `batch_size=64`: how many batches does one pass give,
 # and how many with `drop_last=True`?
@@ -503,14 +503,14 @@ batches_drop_last = 15
 
 # %% tags=["check"]
 thousand = TensorDataset(np.arange(1000))
-check("Exercise 10.2", batches, len(DataLoader(thousand, batch_size=64)),
+check("Exercise 11.2", batches, len(DataLoader(thousand, batch_size=64)),
       hint="1,000 / 64 = 15.6: the last, smaller batch counts too.")
-check("Exercise 10.2 (drop_last)", batches_drop_last,
+check("Exercise 11.2 (drop_last)", batches_drop_last,
       len(DataLoader(thousand, batch_size=64, drop_last=True)),
       hint="drop_last skips the last batch when it is smaller than batch_size.")
 
 # %% [markdown]
-# ### Exercise 10.3 · Predict a step schedule
+# ### Exercise 11.3 · Predict a step schedule
 #
 # `StepLR(optimizer, step_size=3, gamma=0.5)` on an optimizer with learning rate 0.8: list the
 # learning rates of epochs 0 to 7 (the rate in use during each epoch, `scheduler.step()` called
@@ -527,7 +527,7 @@ for _ in range(8):
     actual.append(stepped.param_groups[0]["lr"])
     stepped.step()
     schedule.step()
-check("Exercise 10.3", step_rates, actual,
+check("Exercise 11.3", step_rates, actual,
       hint="every 3 epochs the rate is multiplied by gamma; epochs 0, 1 and 2 use the start value.")
 
 # %% [markdown]
@@ -535,5 +535,5 @@ check("Exercise 10.3", step_rates, actual,
 # now appeared in at least one chapter. To see how one of them works, open its file -
 # `lucid/optim/`, `lucid/data/` - each docstring states the formula you saw checked here.
 #
-# **Next:** [11 · Gradients by hand](11_gradients_by_hand.ipynb): the three gradients every
-# network uses, derived with pencil and paper and replayed in the stepper.
+# **Next:** [12 · Build it yourself](12_build_it_yourself.ipynb): your own op, optimizer and
+# layer, through the same API Lucid's own pieces use.
