@@ -10,7 +10,9 @@ is the teacher edition, run by ``make test``.  Three cell tags matter:
 * ``solution`` -- the teacher's answer to an exercise.  The student edition replaces it with a
   stub (see :func:`stub`);
 * ``check`` -- the self-check that follows every solution: it calls :mod:`lucid_viz.exercises`,
-  which passes on the solution and fails, with a hint, on the stub.
+  which passes on the solution and fails, with a hint, on the stub;
+* ``answer`` -- a cell after a check that shows or discusses the answer: the student edition
+  leaves it out.
 
 Usage (the Makefile's ``notebooks`` and ``student`` targets call it)::
 
@@ -50,6 +52,7 @@ REPO = HERE.parent
 STUDENT = REPO / "student"
 
 SOLUTION, CHECK, NBVAL = "solution", "check", "nbval-check-output"
+ANSWER = "answer"  # a cell that shows or discusses an exercise's answer: not in the student edition
 EXERCISE = "exercise"  # what a solution cell is tagged in the student edition
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 TODO_CODE = 'raise NotImplementedError("TODO: your code here")'
@@ -391,9 +394,11 @@ def student_check(check_source: str) -> str:
 def student_edition(nb: dict) -> dict:
     """The student edition of a teacher notebook: every solution becomes a stub (tagged
     ``exercise``), solutions and self-checks lose their outputs, a self-check's code is packed
-    (see :func:`student_check`) and folded away, test tags are dropped."""
+    (see :func:`student_check`) and folded away, the cells tagged ``answer`` (those that show or
+    discuss an answer) are left out, test tags are dropped."""
     nb = copy.deepcopy(nb)
     nb.get("metadata", {}).pop("jupytext", None)  # a student's notebook is not paired with a source
+    nb["cells"] = [c for c in nb["cells"] if ANSWER not in tags(c)]
     for cell in nb["cells"]:
         cell_tags = tags(cell)
         if SOLUTION in cell_tags:

@@ -176,6 +176,7 @@ dy_dx = 11.0
 x_check = lucid.Tensor(2.0, requires_grad=True)
 (3 * x_check ** 2 - x_check).backward()
 check("Exercise 0.1", dy_dx, x_check.grad,
+      nudge="Differentiate y term by term first, then put the number in.",
       hint="the derivative of x² is 2x and of x is 1; then put x = 2 in.")
 
 # %% [markdown]
@@ -193,8 +194,11 @@ with lucid.count_flops():
     product = lucid.ones(5, 4) @ lucid.ones(4, 3)
     total = product.sum()
 check("Exercise 0.2 (MACs)", matmul_macs, product.cost.macs,
+      nudge="A MAC is one multiply-add: how many does each number of the product need, and how "
+            "many numbers are there?",
       hint="an (m, k) @ (k, n) product costs m·n·k MACs.")
 check("Exercise 0.2 (FLOPs)", sum_flops, total.cost.flops,
+      nudge="Count the additions a sum makes.",
       hint="a sum costs one FLOP per number it adds up; how many numbers does A @ B hold?")
 
 # %% [markdown]
@@ -223,6 +227,7 @@ def final_loss(lr):
 
 
 check("Exercise 0.3", loss_is_bigger, final_loss(0.01) > final_loss(0.1),
+      nudge="Think about how far the weights travel in 60 steps, not about a single step.",
       hint="each step moves a weight by lr × gradient. With steps ten times smaller, how far "
            "do the weights get in 60 steps?")
 
@@ -251,6 +256,7 @@ def lucid_sgd_step(weights, gradient, lr):
 check_function("Exercise 0.4", sgd_step, lucid_sgd_step,
                [(np.array([1.0, -2.0]), np.array([0.5, 0.5]), 0.1),
                 (np.array([[3.0], [0.0]]), np.array([[-1.0], [2.0]]), 0.5)],
+               nudge="Section 5 says which way a step goes and how long it is.",
                hint="subtract: the step goes against the gradient, scaled by lr.")
 
 # %% [markdown]

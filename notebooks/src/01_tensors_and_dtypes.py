@@ -252,6 +252,7 @@ dtype_1 = lucid.Float16
 
 # %% tags=["check"]
 check("Exercise 1.1", dtype_1, lucid.Tensor(np.arange(3, dtype=np.int16), dtype=lucid.Float).dtype,
+      nudge="Section 5: what does a bit-free type do when the data already has a width?",
       hint="a bit-free type takes its width from the data (section 5).")
 
 # %% [markdown]
@@ -264,6 +265,7 @@ dtype_2 = lucid.Float32
 
 # %% tags=["check"]
 check("Exercise 1.2", dtype_2, (lucid.Tensor([1.0], dtype=lucid.Float32) * 0.1).dtype,
+      nudge="Section 8 is about exactly this pair of operands.",
       hint="is 0.1 a tensor, or a weak Python scalar (section 8)?")
 
 # %% [markdown]
@@ -278,8 +280,11 @@ shape_mT = (4, 3, 2)
 
 # %% tags=["check"]
 batch4 = lucid.zeros(4, 2, 3)
-check("Exercise 1.3 (.T)", shape_T, batch4.T.shape, hint=".T reverses the order of all axes.")
+check("Exercise 1.3 (.T)", shape_T, batch4.T.shape, nudge="Section 2 compares the two transposes "
+                                                          "on a batch.",
+                                                    hint=".T reverses the order of all axes.")
 check("Exercise 1.3 (.mT)", shape_mT, batch4.mT.shape,
+      nudge="Section 2 compares the two transposes on a batch.",
       hint=".mT swaps the last two axes only; the batch axis stays first.")
 
 # %% [markdown]
@@ -293,6 +298,8 @@ grad_x = [0.0, 12.0, 0.0, 27.0]
 
 # %% tags=["check"]
 check_grad("Exercise 1.4", grad_x, lambda t: (t[t > 0] ** 3).sum(), [-1.5, 2.0, -0.5, 3.0],
+           nudge="Which entries does the mask keep, and what happens to the others in backward "
+                 "(section 3)?",
            hint="an entry the mask drops gets gradient 0; a picked one gets d(x³)/dx = 3x².")
 
 # %% [markdown]

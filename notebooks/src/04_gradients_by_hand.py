@@ -184,8 +184,10 @@ C5 = A5 @ B5
 C5.keep_grad = True
 (C5 * C5).sum().backward()
 check("Exercise 4.1 (dL/dB)", shape_of_dB, tuple(B5.grad.shape),
+      nudge="What shape does a gradient have?",
       hint="a gradient always has the shape of what it is the gradient of.")
 check("Exercise 4.1 (G)", shape_of_G, tuple(C5.grad.shape),
+      nudge="What shape does a gradient have?",
       hint="G = dL/dC has the shape of C.")
 
 # %% [markdown]
@@ -204,6 +206,7 @@ dL_dz = probs - np.array([0.0, 1.0, 0.0])
 z_check = lucid.Tensor([[1.0, 2.0, 0.0]], requires_grad=True)
 F.cross_entropy(z_check, lucid.Tensor([1])).backward()
 check("Exercise 4.2", dL_dz, z_check.grad[0],
+      nudge="Section 2 derives this gradient: probabilities minus one-hot.",
       hint="softmax first (exponentials over their sum), then subtract 1 at the true class.")
 
 
@@ -232,6 +235,7 @@ rng = np.random.default_rng(11)
 cases = [(rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n)))
          for m, k, n in [(2, 3, 4), (1, 5, 1), (4, 4, 2)]]
 check_function("Exercise 4.3", matmul_backward, autograd_matmul_backward, cases,
+               nudge="Match the shapes: each gradient must have its input's shape.",
                hint="each gradient has its input's shape: (m, k) from G (m, n) and B (k, n), "
                     "and (k, n) from A (m, k) and G.")
 
@@ -259,10 +263,12 @@ def broadcast_gradient(g, shape):
     return x.grad
 
 
+rng = np.random.default_rng(12)
 check_function("Exercise 4.4", sum_to, broadcast_gradient,
                [(rng.standard_normal((3, 4)), (3, 1)), (rng.standard_normal((3, 4)), (4,)),
                 (rng.standard_normal((2, 3, 4)), (1, 4)), (rng.standard_normal((2, 3)), ()),
                 (rng.standard_normal((2, 3)), (2, 3))],
+               nudge="Broadcasting copied values; their gradients add up (section 3).",
                hint="first drop the extra leading axes by summing over them; then sum over every "
                     "axis where the input's size is 1, with keepdims=True.")
 

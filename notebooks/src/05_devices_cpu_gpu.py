@@ -355,6 +355,7 @@ device_1 = "gpu"
 
 # %% tags=["check"]
 check("Exercise 5.1", device_1, (lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")).device,
+      nudge="Which tensors are free, and what does a free tensor do next to a placed one?",
       hint="a tensor made from a Python list is free (section 3).")
 
 # %% [markdown]
@@ -373,6 +374,7 @@ try:
 except RuntimeError:
     it_raised = True
 check("Exercise 5.2", raises, it_raised,
+      nudge="Where does lucid.random put the tensors it makes?",
       hint="is a tensor made by lucid.random free, or does it mean a device (section 4)?")
 
 
@@ -397,9 +399,11 @@ a_cpu = lucid.Tensor(np.arange(6.0).reshape(2, 3))
 b_gpu = lucid.Tensor(np.ones((3, 2))).to("gpu")
 check_function("Exercise 5.3", matmul_on_cpu, product_by_numpy,
                [(a_cpu, b_gpu), (a_cpu.to("gpu"), b_gpu), (a_cpu, b_gpu.to("cpu"))],
+               nudge="Both operands of an operation must be on one device.",
                hint="move each operand with .to(...) before the product; moving a tensor that "
                     "is already there costs nothing.")
 check("Exercise 5.3 (device)", matmul_on_cpu(a_cpu.to("gpu"), b_gpu).device, "cpu",
+      nudge="Both operands of an operation must be on one device.",
       hint="the result must live on the cpu.")
 
 # %% [markdown]

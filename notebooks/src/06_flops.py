@@ -223,29 +223,32 @@ linear_in_flops = 160_800
 # %% tags=["check"]
 with lucid.count_flops():
     out_check = nn.Linear(100, 50)(lucid.zeros(16, 100, dtype=lucid.Float32))
+nudge = "Section 1 counts a Linear layer's cost: the matmul, then the bias."
 hint = ("the matmul is (16, 100) @ (100, 50); the bias is added once per output number; and a "
         "MAC is 2 FLOPs.")
-check("Exercise 6.1 (MACs)", linear_macs, out_check.cost.macs, hint=hint)
-check("Exercise 6.1 (FLOPs)", linear_flops, out_check.cost.flops, hint=hint)
-check("Exercise 6.1 (all in FLOPs)", linear_in_flops, out_check.cost.in_flops, hint=hint)
+check("Exercise 6.1 (MACs)", linear_macs, out_check.cost.macs, nudge=nudge, hint=hint)
+check("Exercise 6.1 (FLOPs)", linear_flops, out_check.cost.flops, nudge=nudge, hint=hint)
+check("Exercise 6.1 (all in FLOPs)", linear_in_flops, out_check.cost.in_flops, nudge=nudge,
+      hint=hint)
 
 # %% [markdown]
 # ### Exercise 6.2 · The cost of a small graph
 #
-# `A` has shape `(8, 16)`, `W` has shape `(16, 4)` and `b` has shape `(4,)`. Predict the cost of
+# `A` has shape `(8, 16)`, `W` has shape `(16, 6)` and `b` has shape `(6,)`. Predict the cost of
 # `lucid.tanh(A @ W + b).sum()`: how many MACs, and how many FLOPs?
 
 # %% tags=["solution"]
-graph_macs = 512
-graph_flops = 96
+graph_macs = 768
+graph_flops = 144
 
 # %% tags=["check"]
 with lucid.count_flops():
-    s_check = lucid.tanh(lucid.zeros(8, 16) @ lucid.zeros(16, 4) + lucid.zeros(4)).sum()
+    s_check = lucid.tanh(lucid.zeros(8, 16) @ lucid.zeros(16, 6) + lucid.zeros(6)).sum()
+nudge = "Section 1 counts this very graph with other shapes."
 hint = ("section 1 works the same example with other shapes: the matmul counts MACs; the add, "
-        "the tanh and the sum each count one FLOP per number of the (8, 4) result.")
-check("Exercise 6.2 (MACs)", graph_macs, s_check.cost.macs, hint=hint)
-check("Exercise 6.2 (FLOPs)", graph_flops, s_check.cost.flops, hint=hint)
+        "the tanh and the sum each count one FLOP per number of the (8, 6) result.")
+check("Exercise 6.2 (MACs)", graph_macs, s_check.cost.macs, nudge=nudge, hint=hint)
+check("Exercise 6.2 (FLOPs)", graph_flops, s_check.cost.flops, nudge=nudge, hint=hint)
 
 
 # %% [markdown]
@@ -269,6 +272,7 @@ def measured_cost(n, d_in, d_out):
 
 
 check_function("Exercise 6.3", linear_cost, measured_cost, [(16, 100, 50), (1, 64, 10), (7, 3, 5)],
+               nudge="Write Exercise 6.1's counts with letters instead of numbers.",
                hint="Exercise 6.1 with letters: the matmul is (n, d_in) @ (d_in, d_out).")
 
 # %% [markdown]

@@ -415,6 +415,7 @@ class Masked(nn.Module):
 
 
 check("Exercise 7.1", mask_is_saved, "mask" in Masked().state_dict(),
+      nudge="Section 1: what does a Module register when an attribute is assigned?",
       hint="__setattr__ registers Parameters, Buffers and Modules (section 1); what about "
            "anything else? To save it without training it, make it a buffer.")
 
@@ -431,9 +432,11 @@ n_trained = 2
 # %% tags=["check"]
 bn_check = nn.BatchNorm1d(3)
 check("Exercise 7.2 (entries)", n_entries, len(bn_check.state_dict()),
+      nudge="A state_dict holds more than the parameters; section 2 prints one.",
       hint="count the parameters and the buffers: section 2 prints BatchNorm's buffers, and "
            "its counter of batches is one too.")
 check("Exercise 7.2 (trained)", n_trained, len(list(bn_check.parameters())),
+      nudge="Which entries does an optimizer's step touch?",
       hint="an optimizer updates parameters only: the scale and the shift.")
 
 
@@ -479,6 +482,7 @@ def specification(n):
 
 
 check_function("Exercise 7.3", anatomy, specification, [3, 1],
+               nudge="Section 1: what does a Module register when an attribute is assigned?",
                hint="a Parameter assigned as an attribute registers itself (section 1); a "
                     "number that is saved but never trained is a buffer.")
 

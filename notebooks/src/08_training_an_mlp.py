@@ -383,6 +383,7 @@ uniform_loss = 1.3863
 logits_4 = lucid.zeros(5, 4)                 # equal scores: every class gets p = 1/4
 labels_4 = lucid.Tensor(np.array([0, 3, 1, 2, 3]))
 check("Exercise 8.1", uniform_loss, F.cross_entropy(logits_4, labels_4), rtol=1e-4,
+      nudge="Equal scores: what probabilities does the softmax give?",
       hint="equal scores make every probability 1/4, and the loss is -log p(correct class).")
 
 # %% [markdown]
@@ -401,19 +402,20 @@ lucid.random.seed(0)                                 # a fresh, repeatable start
 adam_model = MLP(64, [64, 64], 10)
 adam_losses, adam_norms, adam_acc = fit(adam_model, Adam(adam_model.parameters(), lr=3e-3))
 check("Exercise 8.2", adam_reaches_95, adam_acc >= 0.95,
+      nudge="Which learning rates do the runs of section 6 use?",
       hint="Adam's usual learning rate (1e-3 to 3e-3) works on most problems without tuning, "
            "and this one is small.")
 
-# %%
+# %% tags=["answer"]
 steps = len(train_loader)
 print(f"Adam test accuracy: {adam_acc:.4f}")
 print(f"mean loss in epoch 0: SGD {np.mean(train_losses[:steps]):.3f}, "
       f"Adam {np.mean(adam_losses[:steps]):.3f}")
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "answer"]
 print("Adam test accuracy >= 0.95:", adam_acc >= 0.95)
 
-# %% [markdown]
+# %% [markdown] tags=["answer"]
 # Adam reaches the same accuracy band, and its first-epoch loss (printed above) is in the same
 # range as SGD's. On a problem this small neither optimizer is clearly better; Adam's advantage is
 # that one learning rate (around 1e-3 to 3e-3) works on many problems without tuning, because it
@@ -435,11 +437,12 @@ hot_model = MLP(64, [64, 64], 10)
 hot_losses, hot_norms, hot_acc = fit(hot_model, SGD(hot_model.parameters(), lr=0.5,
                                                     momentum=0.9))
 check("Exercise 8.3", hot_above_half, hot_acc > 0.5,
+      nudge="Compare the loss curves of section 6: what does a too large step do?",
       hint="steps ten times larger overshoot. What happens to a ReLU whose input a huge update "
            "has pushed below 0 for every image?")
 
 
-# %%
+# %% tags=["answer"]
 def largest(norms):
     return max(max(step.values()) for step in norms)
 
@@ -452,16 +455,16 @@ print(f"layer 0 gets no gradient (< 1e-12) after step {alive[-1]} (of {len(hot_n
 print(f"final loss {hot_losses[-1]:.3f} (ln 10 = 2.303), test accuracy {hot_acc:.3f}")
 print("digits it predicts on the test set:", np.unique(hot_pred).tolist())
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "answer"]
 print("lr=0.5 test accuracy < 0.5:", hot_acc < 0.5)
 
-# %%
+# %% tags=["answer"]
 # ylim keeps the axis readable: a zero norm has no place on a log scale, it drops out
 lucid_viz.plot_grad_norms(hot_norms, title="lr = 0.5: gradient norm per layer",
                           ylim=(1e-6, 1e3))
 
 
-# %% [markdown]
+# %% [markdown] tags=["answer"]
 # With `lr=0.5` the steps overshoot: the gradient norms **explode** (far above anything the
 # lr=0.05 run saw), and the huge updates push the pre-activations of the hidden units to negative
 # values for every input. A ReLU whose input is always negative outputs 0 and passes back a
@@ -474,7 +477,8 @@ lucid_viz.plot_grad_norms(hot_norms, title="lr = 0.5: gradient norm per layer",
 # long before anyone would look at the accuracy, which is why it is worth recording.
 #
 # (The exact step of the collapse can differ on another machine; the collapse itself does not.)
-#
+
+# %% [markdown]
 # ### Exercise 8.4 · Implement cross-entropy
 #
 # Write `cross_entropy(logits, labels)` for NumPy arrays: `logits` of shape `(N, C)`, `labels`
@@ -499,6 +503,8 @@ check_function("Exercise 8.4", cross_entropy, lucid_cross_entropy,
                [(np.array([[2.0, 1.0, 0.1]]), np.array([0])),
                 (np.array([[0.5, -1.0], [3.0, 3.0], [0.0, 4.0]]), np.array([1, 0, 1])),
                 (np.array([[1000.0, 0.0, -5.0], [1.0, 2.0, 3.0]]), np.array([0, 2]))],
+               nudge="The softmax turns scores into probabilities; write it with NumPy first, "
+                     "then test a very large score.",
                hint="softmax(x)_c = exp(x_c) / sum_j exp(x_j). For large scores, subtract each "
                     "row's largest score first: the softmax does not change, and exp() no "
                     "longer overflows.")

@@ -293,11 +293,11 @@ resnet = resnet_18(num_classes=10)
 summary = summarize(resnet, (1, 3, 32, 32))
 
 # %% [markdown]
-# **11,181,642 parameters** (with 10 classes; 11,689,512 with ImageNet's 1,000) and about 37
-# million MACs for one 32x32 image. Almost all parameters sit in the last stage (the 3x3
-# convolutions from 512 to 512 channels, 2.4 million weights each), almost all FLOPs are spread
-# evenly over the four stages: each stage halves the image (4x fewer positions) and doubles the
-# channels (4x more work per position).
+# **11,181,642 parameters** (with 10 classes; Exercise 9.2 asks how many with ImageNet's 1,000)
+# and about 37 million MACs for one 32x32 image. Almost all parameters sit in the last stage
+# (the 3x3 convolutions from 512 to 512 channels, 2.4 million weights each), almost all FLOPs
+# are spread evenly over the four stages: each stage halves the image (4x fewer positions) and
+# doubles the channels (4x more work per position).
 #
 # The same by stage, from the summary (`summary.modules` holds each module's total):
 
@@ -423,25 +423,28 @@ print("residual: first layer gets at least half the last layer's gradient:",
 #
 # ### Exercise 9.1 · Shape, parameters and cost of a convolution
 #
-# A `Conv2d(64, 128, kernel_size=3, stride=2, padding=1, bias=False)` is applied to a
-# `(1, 64, 16, 16)` input. Work out the output shape, the number of parameters of the layer, and
+# A `Conv2d(48, 96, kernel_size=3, stride=2, padding=1, bias=False)` is applied to a
+# `(1, 48, 18, 18)` input. Work out the output shape, the number of parameters of the layer, and
 # the MACs of this call.
 
 # %% tags=["solution"]
-conv_shape = (1, 128, 8, 8)
-conv_params = 73_728
-conv_macs = 4_718_592
+conv_shape = (1, 96, 9, 9)
+conv_params = 41_472
+conv_macs = 3_359_232
 
 # %% tags=["check"]
-conv_check = nn.Conv2d(64, 128, kernel_size=3, stride=2, padding=1, bias=False)
+conv_check = nn.Conv2d(48, 96, kernel_size=3, stride=2, padding=1, bias=False)
 with lucid.count_flops():
-    out_check = conv_check(lucid.zeros(1, 64, 16, 16, dtype=lucid.Float32))
+    out_check = conv_check(lucid.zeros(1, 48, 18, 18, dtype=lucid.Float32))
 check("Exercise 9.1 (shape)", conv_shape, out_check.shape,
+      nudge="Section 2 computes an output shape for a convolution; do the same for each axis.",
       hint="padding adds to both sides, a stride of 2 keeps every second position, and the "
            "channels are the layer's output channels.")
 check("Exercise 9.1 (parameters)", conv_params, sum(p.size for p in conv_check.parameters()),
+      nudge="What does one output channel's filter cover?",
       hint="one 3x3 filter over all input channels per output channel, and no bias.")
 check("Exercise 9.1 (MACs)", conv_macs, out_check.cost.macs,
+      nudge="Section 2 counts a convolution's MACs per output number.",
       hint="section 2: C_in·K·K multiply-adds for each output number.")
 
 # %% [markdown]
@@ -457,6 +460,7 @@ resnet_1000_params = 11_689_512
 # %% tags=["check"]
 check("Exercise 9.2", resnet_1000_params,
       sum(p.size for p in resnet_18(num_classes=1000).parameters()),
+      nudge="Only one layer changes with the number of classes.",
       hint="the Linear layer has 512·classes weights and one bias per class; how many more "
            "does it get going from 10 to 1,000 classes?")
 
@@ -483,6 +487,7 @@ def measured_output_size(size, kernel, stride=1, padding=0):
 
 check_function("Exercise 9.3", conv_output_size, measured_output_size,
                [(8, 3, 1, 1), (32, 7, 2, 3), (5, 3), (10, 4, 3, 0), (16, 1, 2, 0)],
+               nudge="Slide a kernel along one side of the padded input and count its positions.",
                hint="count where the kernel's first row can start: from 0 to size + 2·padding "
                     "- kernel, every stride-th position.")
 

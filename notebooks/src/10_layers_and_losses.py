@@ -689,9 +689,11 @@ def keeping_padding(kernel_size, dilation=1):
                                                   dilation=dilation)(seq).shape[-1] == 20)
 
 
+nudge = "Section 2 gives the output length of a convolution; which padding keeps it at L?"
 hint = "section 2's formula: L_out = L + 2·padding - dilation·(kernel_size - 1) for stride 1."
-check("Exercise 10.1 (kernel 3)", padding_k3, keeping_padding(3), hint=hint)
-check("Exercise 10.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2), hint=hint)
+check("Exercise 10.1 (kernel 3)", padding_k3, keeping_padding(3), nudge=nudge, hint=hint)
+check("Exercise 10.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2),
+      nudge=nudge, hint=hint)
 
 # %% [markdown]
 # ### Exercise 10.2 · Alone or in a batch
@@ -712,6 +714,7 @@ for layer in (nn.LayerNorm((6, 3, 3)), nn.GroupNorm(2, 6), nn.BatchNorm2d(6)):
     if np.allclose(alone, in_batch, atol=1e-5):
         same.add(type(layer).__name__)
 check("Exercise 10.2", batch_independent, same,
+      nudge="Section 3's table says which statistics each normalisation uses.",
       hint="which of them compute their mean and variance from one sample only, and which "
            "over the whole batch (section 3's table)?")
 
@@ -741,6 +744,7 @@ check_function("Exercise 10.3", layer_norm, lucid_layer_norm,
                [(np.array([[1.0, 2.0, 3.0, 4.0]]),),
                 (np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 3.0]]),),
                 (np.arange(24.0).reshape(2, 3, 4), 1e-3)],
+               nudge="Layer normalisation normalises each row on its own (section 3).",
                hint="mean and variance along axis=-1 with keepdims=True, so that they broadcast "
                     "against x.")
 

@@ -488,6 +488,7 @@ check_function("Exercise 11.1", lambda: factors(lr_lambda),
                lambda: {"warm-up (epochs 0-4)": [0.2, 0.4, 0.6, 0.8, 1.0],
                         "decay (epochs 4-11) times sqrt(epoch + 1)": [math.sqrt(5)] * 8},
                [()],
+               nudge="Write the two phases of the schedule separately.",
                hint="two cases: `if epoch < 5:` the warm-up, else the decay. Epoch 0 is the "
                     "first epoch, so the warm-up reaches 1.0 at epoch 4.")
 
@@ -504,9 +505,13 @@ batches_drop_last = 15
 # %% tags=["check"]
 thousand = TensorDataset(np.arange(1000))
 check("Exercise 11.2", batches, len(DataLoader(thousand, batch_size=64)),
-      hint="1,000 / 64 = 15.6: the last, smaller batch counts too.")
+      nudge="How many full batches of 64 fit into 1,000 samples, and where do the samples "
+            "left over go?",
+      hint="divide 1,000 by 64 and round the right way: a last batch smaller than batch_size "
+           "is still a batch (section 4).")
 check("Exercise 11.2 (drop_last)", batches_drop_last,
       len(DataLoader(thousand, batch_size=64, drop_last=True)),
+      nudge="What does drop_last do with a last batch that is too small?",
       hint="drop_last skips the last batch when it is smaller than batch_size.")
 
 # %% [markdown]
@@ -528,6 +533,7 @@ for _ in range(8):
     stepped.step()
     schedule.step()
 check("Exercise 11.3", step_rates, actual,
+      nudge="Read StepLR's rule in section 3 and follow it epoch by epoch.",
       hint="every 3 epochs the rate is multiplied by gamma; epochs 0, 1 and 2 use the start value.")
 
 # %% [markdown]

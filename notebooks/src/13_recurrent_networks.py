@@ -408,6 +408,7 @@ lstm_2x2 = nn.LSTM(input_size=5, hidden_size=6, num_layers=2, bidirectional=True
 out_13, (h_13, c_13) = lstm_2x2(lucid.zeros(4, 7, 5, dtype=lucid.Float32))
 check("Exercise 13.1", {"output": output_shape, "h_n": h_n_shape, "c_n": c_n_shape},
       {"output": out_13.shape, "h_n": h_13.shape, "c_n": c_13.shape},
+      nudge="Section 1 prints the shapes of output, h_n and c_n: which axes does each have?",
       hint="batch_first applies to the input and to output only, not to h_n and c_n; output "
            "holds both directions of the top layer side by side, h_n one state per layer and "
            "direction.")
@@ -426,6 +427,7 @@ gru_parameters = (3 * 20 * (10 + 20) + 2 * 3 * 20) + (3 * 20 * (20 + 20) + 2 * 3
 lucid.random.seed(0)
 gru_13 = nn.GRU(input_size=10, hidden_size=20, num_layers=2)
 check("Exercise 13.2", gru_parameters, sum(p.size for p in gru_13.parameters()),
+      nudge="A GRU has three gates; count each layer's weights and biases.",
       hint="per layer: weight_ih is (3·hidden, layer input), weight_hh is (3·hidden, hidden), "
            "and there are two biases of 3·hidden each.")
 

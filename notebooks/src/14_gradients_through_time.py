@@ -409,7 +409,8 @@ def linear_rnn_grad(w, steps=30):
 
 
 check("Exercise 14.1", [grad_w_small, grad_w_large], [linear_rnn_grad(0.9), linear_rnn_grad(1.1)],
-      rtol=5e-3, hint="each step back multiplies by dh_t/dh_{t-1} = w; how many steps are there?")
+      rtol=5e-3, nudge="Backward through time multiplies by the same factor at every step.",
+                 hint="each step back multiplies by dh_t/dh_{t-1} = w; how many steps are there?")
 
 
 # %% [markdown]
@@ -453,6 +454,7 @@ lucid.random.seed(0)                          # (nn.LSTMCell draws an initialisa
 rng_13 = np.random.default_rng(0)
 check_function("Exercise 14.2", lstm_step, lucid_lstm_step,
                [lstm_case(rng_13, 1, 2, 3), lstm_case(rng_13, 5, 4, 6)],
+               nudge="An LSTM step computes four gates from one affine map of x and h.",
                hint="z = x W_ih^T + b_ih + h W_hh^T + b_hh has 4·hidden columns: split it into "
                     "four blocks i, f, g, o; g takes tanh, the other three the sigmoid.")
 
@@ -497,6 +499,7 @@ check_function("Exercise 14.3", flattened(clip_by_total_norm), flattened(lucid_c
                 ([np.array([0.3, -0.4])], 1.0),
                 ([rng_13.standard_normal((3, 4)), rng_13.standard_normal(4),
                   rng_13.standard_normal((2, 2, 2))], 2.0)],
+               nudge="Clipping by the total norm scales every gradient by one factor.",
                hint="the total norm is sqrt of the sum of the squares of every entry of every "
                     "gradient; every gradient is multiplied by the same min(1, max_norm / "
                     "(total + 1e-6)).")

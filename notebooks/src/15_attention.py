@@ -376,10 +376,11 @@ mha_check = nn.MultiHeadAttention(embed_dim=24, num_heads=3)
 kv_check = lucid.random.randn(2, 5, 24, dtype=lucid.Float32)
 out_check, w_check = mha_check(lucid.random.randn(2, 7, 24, dtype=lucid.Float32), kv_check,
                                kv_check, average_attn_weights=False)
+nudge = "Section 1 prints the shapes of an attention call; which axes does each result keep?"
 hint = ("one output vector per query position; one weight per (sequence, head, query, key). "
         "The keys and the queries need not be equally many.")
-check("Exercise 15.1 (output)", out_shape, out_check.shape, hint=hint)
-check("Exercise 15.1 (weights)", weights_shape, w_check.shape, hint=hint)
+check("Exercise 15.1 (output)", out_shape, out_check.shape, nudge=nudge, hint=hint)
+check("Exercise 15.1 (weights)", weights_shape, w_check.shape, nudge=nudge, hint=hint)
 
 
 # %% [markdown]
@@ -406,6 +407,7 @@ cases = [tuple(lucid.random.randn(*shape, dtype=lucid.Float64) for _ in range(3)
          for shape in [(4, 8), (2, 3, 5, 4), (1, 6), (2, 2, 9, 16)]]
 check_function("Exercise 15.2", causal_attention,
                lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), cases,
+               nudge="Write section 1's attention with the causal mask of section 2.",
                hint="the mask adds -inf above the diagonal (key after query), before the "
                     "softmax; divide by the square root of the last axis of q; softmax over "
                     "the last axis (the keys).")
@@ -431,6 +433,7 @@ freq_logits = np.log(np.bincount(ids) / len(word))
 check("Exercise 15.3", unigram_entropy,
       F.cross_entropy(lucid.Tensor(np.tile(freq_logits, (len(word), 1))), lucid.Tensor(ids)),
       rtol=1e-4,
+      nudge="Count each letter of the word first.",
       hint="five letters occur: a (how often?), b, r, c, d. p_c = count / 11, and H sums "
            "-p_c ln p_c over the five letters.")
 

@@ -394,12 +394,15 @@ params_untied = params_tied + 40 * 32                       # lm_head's own V x 
 # %% tags=["check"]
 lucid.random.seed(0)
 config = dict(vocab_size=40, block_size=16, n_layer=3, n_head=2, d_model=32)
+nudge = "List the GPT's layers (section 1 prints them) and count each one's parameters."
 hint = ("a Linear(a, b) with bias has a·b + b parameters, a LayerNorm(d) has 2d; the number of "
         "heads does not matter. Tied, the embedding wte and lm_head share one V x d matrix.")
 check("Exercise 16.1 (tied)", params_tied,
-      sum(p.size for p in GPT(**config).parameters()), hint=hint)
+      sum(p.size for p in GPT(**config).parameters()), nudge=nudge,
+      hint=hint)
 check("Exercise 16.1 (untied)", params_untied,
-      sum(p.size for p in GPT(**config, tie_weights=False).parameters()), hint=hint)
+      sum(p.size for p in GPT(**config, tie_weights=False).parameters()), nudge=nudge,
+      hint=hint)
 
 # %% [markdown]
 # ### Exercise 16.2 · Greedy decoding
@@ -420,16 +423,17 @@ for s in (1, 2):
     texts.append(chars.decode(model.generate(chars.encode("BUCKINGHAM:\n")[None], 40,
                                              top_k=1)[0]))
 check("Exercise 16.2", greedy_same, texts[0] == texts[1],
+      nudge="What does top_k keep, and what can a random draw choose from then?",
       hint="after top_k=1 every logit but the largest is -inf: what is the softmax of that, "
            "and what can a random draw from it give?")
 
-# %% [markdown]
+# %% [markdown] tags=["answer"]
 # Greedy decoding is deterministic, and the temperature no longer matters (dividing the logits
 # by a positive number does not change which is largest). It is also dull: printed below, it
 # soon falls into a loop, which is why sampling with a temperature or a larger `top_k` is used
 # for text.
 
-# %%
+# %% tags=["answer"]
 lucid.random.seed(1)
 print(chars.decode(model.generate(chars.encode("BUCKINGHAM:\n")[None], 40, top_k=1)[0]))
 

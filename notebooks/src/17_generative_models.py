@@ -597,6 +597,7 @@ check("Exercise 17.1", kl_predicted,
       vae_loss(x_binary, x_binary, lucid.Tensor([[1.0, 0.0]]),
                lucid.Tensor([[0.0, math.log(4)]])),
       rtol=1e-3,
+      nudge="Section 4 gives the KL term per dimension.",
       hint="one term per dimension, 1/2 (mu² + sigma² - 1 - log sigma²), with sigma² = "
            "exp(logvar); then add the two.")
 
@@ -618,6 +619,8 @@ def loss_through_the_trick(mu, logvar):
 
 
 check_grad("Exercise 17.2", gradients_predicted, loss_through_the_trick, 1.0, math.log(9),
+           nudge="Follow the reparameterisation: z depends on mu and logvar through which "
+                 "formula?",
            hint="first z, then dL/dz = 2(z - 2); multiply by dz/dmu = 1 and by "
                 "dz/dlogvar = sigma·eps/2.")
 
@@ -661,6 +664,7 @@ def your_gradients(mu, logvar):
 
 check_grad("Exercise 17.3", your_gradients, package_sample_squared,
            [0.5, -1.0, 2.0], [0.0, -2.0, 1.2],
+           nudge="z must be computed so that backward can reach mu and logvar.",
            hint="build z from Lucid operations on mu and logvar (lucid.exp, +, *), not from "
                 ".item() or NumPy values: only then can backward reach them. And sigma is the "
                 "square root of the variance.")
@@ -691,6 +695,7 @@ rng = np.random.default_rng(0)
 loss_cases = [(rng.uniform(0.05, 0.95, (n, 6)), rng.uniform(0, 1, (n, 6)),
                rng.normal(size=(n, k)), rng.normal(size=(n, k))) for n, k in [(1, 2), (4, 3)]]
 check_function("Exercise 17.4", vae_loss_numpy, package_loss, loss_cases,
+               nudge="The loss of section 5 has two terms; write each as it is written there.",
                hint="both terms are sums over everything, not means; the cross-entropy has a "
                     "minus sign in front; the KL term needs sigma² = exp(logvar), per dimension "
                     "as in Exercise 17.1.")
@@ -725,6 +730,7 @@ check_function("Exercise 17.5", kl_gaussians, kl_by_integration,
                [(0.0, 1.0, 0.0, 1.0), (1.5, 0.5, 0.0, 1.0), (0.5, 0.25, -1.0, 2.0),
                 (2.0, 4.0, 1.0, 0.5)],
                rtol=1e-6, atol=1e-9,
+               nudge="Start from the definition of the KL divergence between two Gaussians.",
                hint="E_q[(z - mu2)²] = var1 + (mu1 - mu2)²; the answer for mu2 = 0, var2 = 1 "
                     "must give back section 5's formula.")
 

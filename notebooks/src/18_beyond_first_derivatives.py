@@ -379,6 +379,7 @@ def f_xy(v):
 
 
 check("Exercise 18.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
+      nudge="Second derivatives: differentiate a first derivative once more.",
       hint="differentiate twice, one variable at a time; the derivative of sin(xy) with respect "
            "to x is y·cos(xy), and the product rule gives f_xy.")
 
@@ -396,7 +397,8 @@ x_check = lucid.Tensor(1.0, requires_grad=True)
 (g1,) = grad(x_check ** 4, x_check, create_graph=True)
 (g2,) = grad(g1, x_check, create_graph=True)
 (g3,) = grad(g2, x_check)
-check("Exercise 18.2", third_derivative, g3, hint="4x³, then 12x², then ...")
+check("Exercise 18.2", third_derivative, g3, nudge="Each derivative lowers the power by one.",
+                                             hint="4x³, then 12x², then ...")
 
 
 # %% [markdown]
@@ -424,6 +426,11 @@ def quadratic_form(t):
     return t @ lucid.Tensor(A) @ t
 
 
+def f_xy(v):
+    x, y = v[0], v[1]
+    return x * x * y + lucid.sin(x * y)
+
+
 x_a = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 x_b = lucid.Tensor([1.0, 2.0], requires_grad=True)
 check_function("Exercise 18.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
@@ -431,6 +438,7 @@ check_function("Exercise 18.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x
                 (cubic_sum, x_a, lucid.Tensor([1.0, 2.0, 3.0])),
                 (quadratic_form, x_a, lucid.Tensor([0.0, 1.0, -1.0])),
                 (f_xy, x_b, lucid.Tensor([1.0, 1.0]))],
+               nudge="A Hessian-vector product needs no Hessian: differentiate a dot product.",
                hint="the gradient of g·v with respect to x is H v, because H is the Jacobian "
                     "of g. The first grad needs create_graph=True, or g has no graph to "
                     "differentiate.")
