@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import lucid
-from lucid_viz.exercises import check, check_grad
+from lucid_viz.exercises import check, check_function, check_grad
 
 plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
@@ -301,6 +301,32 @@ check_grad("Exercise 1.4", grad_x, lambda t: (t[t > 0] ** 3).sum(), [-1.5, 2.0, 
            nudge="Which entries does the mask keep, and what happens to the others in backward "
                  "(section 3)?",
            hint="an entry the mask drops gets gradient 0; a picked one gets d(x³)/dx = 3x².")
+
+# %% [markdown]
+# ### Exercise 1.5 · The mean of the positive entries
+#
+# Write `mean_of_positive(x)`: for a Tensor `x`, the mean of its entries that are greater than 0,
+# as a Python float. Pick them with a mask, as in section 3. The check compares with NumPy on a
+# few tensors.
+
+# %% tags=["solution"]
+def mean_of_positive(x):
+    """The mean of the entries of x greater than 0, as a float."""
+    return x[x > 0].mean().item()
+
+
+# %% tags=["check"]
+def numpy_mean_of_positive(x):
+    values = x.numpy()
+    return float(values[values > 0].mean())
+
+
+check_function("Exercise 1.5", mean_of_positive, numpy_mean_of_positive,
+               [lucid.Tensor([1.0, -2.0, 3.0]), lucid.Tensor([[0.5, -1.0], [2.5, 4.0]]),
+                lucid.Tensor([-1.0, 7.0, 0.0, 2.0])],
+               nudge="Section 3 picks elements with a mask; what is the mask here?",
+               hint="x > 0 is the mask, x[x > 0] the positive entries; then .mean() and "
+                    ".item() for a Python float.")
 
 # %% [markdown]
 # **Next:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb): the graph every

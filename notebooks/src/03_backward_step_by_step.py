@@ -264,5 +264,22 @@ check_function("Exercise 3.3", tanh_backward, tanh_backward_by_autograd,
                     "your central_difference can confirm it.")
 
 # %% [markdown]
+# ### Exercise 3.4 · Two gradients through a product
+#
+# $L = (a b + a)^2$ at $a = 2$, $b = -3$. Step backward by hand, node by node as the stepper
+# does: what are $\partial L/\partial a$ and $\partial L/\partial b$? Give the pair
+# `(dL/da, dL/db)`.
+
+# %% tags=["solution"]
+grads_ab = (16.0, -16.0)
+
+# %% tags=["check"]
+check_grad("Exercise 3.4", grads_ab, lambda a, b: (a * b + a) ** 2, 2.0, -3.0,
+           nudge="Start at L and go back one node at a time: the square first, then the add, "
+                 "then the product.",
+           hint="u = ab + a, dL/du = 2u; du/da = b + 1 (a reaches u along two paths, which "
+                "add), du/db = a.")
+
+# %% [markdown]
 # **Next:** [04 · Gradients by hand](04_gradients_by_hand.ipynb): the three gradients every
 # network uses, derived with pencil and paper and replayed in the stepper.

@@ -407,4 +407,20 @@ check("Exercise 5.3 (device)", matmul_on_cpu(a_cpu.to("gpu"), b_gpu).device, "cp
       hint="the result must live on the cpu.")
 
 # %% [markdown]
+# ### Exercise 5.4 · A round trip
+#
+# On which device is `lucid.Tensor([1.0]).to("gpu").sum().to("cpu") * lucid.Tensor([2.0])`?
+# Answer `"cpu"` or `"gpu"`.
+
+# %% tags=["solution"]
+device_4 = "cpu"
+
+# %% tags=["check"]
+check("Exercise 5.4", device_4,
+      (lucid.Tensor([1.0]).to("gpu").sum().to("cpu") * lucid.Tensor([2.0])).device,
+      nudge="Follow the tensor step by step: where is it after each call?",
+      hint=".to moves a tensor; a free tensor (from a list) joins the device of the other "
+           "operand (section 3).")
+
+# %% [markdown]
 # **Next:** [06 · FLOPs](06_flops.ipynb): how much work a graph costs, counted op by op.

@@ -276,5 +276,34 @@ check_function("Exercise 6.3", linear_cost, measured_cost, [(16, 100, 50), (1, 6
                hint="Exercise 6.1 with letters: the matmul is (n, d_in) @ (d_in, d_out).")
 
 # %% [markdown]
+# ### Exercise 6.4 · The MACs of an MLP
+#
+# Write `mlp_macs(batch, sizes)`: the MACs of the forward pass of an MLP whose Linear layers
+# have the sizes `sizes` (`[64, 32, 10]` is `Linear(64, 32)`, ReLU, `Linear(32, 10)`) on a batch
+# of `batch` inputs. The check builds such MLPs and counts them with `count_flops`.
+
+# %% tags=["solution"]
+def mlp_macs(batch, sizes):
+    """MACs of the Linear layers of an MLP with these layer sizes, on a batch."""
+    return sum(batch * a * b for a, b in zip(sizes[:-1], sizes[1:]))
+
+
+# %% tags=["check"]
+def measured_mlp_macs(batch, sizes):
+    layers = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    with lucid.count_flops():
+        out = nn.Sequential(*layers[:-1])(lucid.zeros(batch, sizes[0]))
+    return out.cost.macs
+
+
+check_function("Exercise 6.4", mlp_macs, measured_mlp_macs,
+               [(5, [64, 32, 10]), (1, [3, 4]), (16, [10, 20, 30, 2])],
+               nudge="Exercise 6.3 gives one layer's MACs; an MLP is several layers.",
+               hint="each Linear(a, b) costs batch·a·b MACs (ReLU and the bias cost FLOPs, not "
+                    "MACs); add them over consecutive pairs of sizes.")
+
+# %% [markdown]
 # **Next:** [07 · Parameters, buffers and `state_dict`](07_parameters_buffers_state_dict.ipynb):
 # how a model finds, saves and loads its parts.

@@ -487,5 +487,39 @@ check_function("Exercise 7.3", anatomy, specification, [3, 1],
                     "number that is saved but never trained is a buffer.")
 
 # %% [markdown]
+# ### Exercise 7.4 · The names of the parameters
+#
+# Which names does `named_parameters()` list for this module? Give them as a list of strings.
+#
+# ```python
+# class Block(nn.Module):
+#     def __init__(self):
+#         super().__init__()
+#         self.lin = nn.Linear(3, 3)
+#         self.scale = nn.Parameter(lucid.ones(3))
+#         self.norm = nn.LayerNorm(3)
+#         self.register_buffer("steps", lucid.zeros(1))
+# ```
+
+# %% tags=["solution"]
+block_names = ["lin.weight", "lin.bias", "scale", "norm.weight", "norm.bias"]
+
+
+# %% tags=["check"]
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.scale = nn.Parameter(lucid.ones(3))
+        self.norm = nn.LayerNorm(3)
+        self.register_buffer("steps", lucid.zeros(1))
+
+
+check("Exercise 7.4", set(block_names), {name for name, _ in Block().named_parameters()},
+      nudge="Section 1: a sub-module's parameters are listed under the sub-module's name.",
+      hint="a child's parameters get its attribute name and a dot in front (lin.weight); a "
+           "buffer is not a parameter.")
+
+# %% [markdown]
 # **Next:** [08 · Training an MLP](08_training_an_mlp.ipynb): everything so far, put together to
 # train a classifier on real handwritten digits.

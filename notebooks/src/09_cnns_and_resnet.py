@@ -492,6 +492,33 @@ check_function("Exercise 9.3", conv_output_size, measured_output_size,
                     "- kernel, every stride-th position.")
 
 # %% [markdown]
+# ### Exercise 9.4 · A cost formula for convolutions
+#
+# Write `conv_macs(c_in, c_out, kernel, h_out, w_out)`: the MACs of a `Conv2d(c_in, c_out,
+# kernel)` without bias that produces an output of `h_out` x `w_out` positions (one image). The
+# check measures real convolutions with `count_flops`.
+
+# %% tags=["solution"]
+def conv_macs(c_in, c_out, kernel, h_out, w_out):
+    """MACs of a bias-free 2-D convolution, one image."""
+    return c_out * h_out * w_out * c_in * kernel * kernel
+
+
+# %% tags=["check"]
+def measured_conv_macs(c_in, c_out, kernel, h_out, w_out):
+    layer = nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2, bias=False)  # keeps h and w
+    with lucid.count_flops():
+        out = layer(lucid.zeros(1, c_in, h_out, w_out, dtype=lucid.Float32))
+    return out.cost.macs
+
+
+check_function("Exercise 9.4", conv_macs, measured_conv_macs,
+               [(3, 8, 3, 5, 5), (16, 4, 1, 7, 6), (2, 6, 5, 4, 4)],
+               nudge="Section 2 counts a convolution's MACs per output number.",
+               hint="each output number costs c_in·kernel·kernel MACs, and there are "
+                    "c_out·h_out·w_out output numbers.")
+
+# %% [markdown]
 # To go further, read the engine: `inspect.getsource` prints the code of any of its classes and
 # functions, as here the `BasicBlock` drawn above (try `lucid.optim.SGD` for an update rule,
 # `lucid.ops.conv.Windows` for im2col and col2im), or train ResNet-18 on a real image dataset.

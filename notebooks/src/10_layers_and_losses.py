@@ -749,6 +749,50 @@ check_function("Exercise 10.3", layer_norm, lucid_layer_norm,
                     "against x.")
 
 # %% [markdown]
+# ### Exercise 10.4 · An embedding layer of your own
+#
+# Write the layer `MyEmbedding(num_embeddings, embedding_dim)`: an `nn.Module` with one
+# Parameter, `weight`, a table of shape `(num_embeddings, embedding_dim)` drawn from
+# `lucid.random.randn`, whose `forward(ids)` returns the rows of the table that the ids name
+# (`(N, L)` ids give `(N, L, E)` vectors), as `nn.Embedding` does in section 5. The check builds
+# yours and `nn.Embedding`, looks up the same ids, and compares the parameters, the output
+# against the table's rows, and the gradient the table receives.
+
+# %% tags=["solution"]
+class MyEmbedding(nn.Module):
+    """A learnable table with one row per id; forward looks rows up."""
+
+    def __init__(self, num_embeddings, embedding_dim):
+        super().__init__()
+        self.weight = nn.Parameter(lucid.random.randn(num_embeddings, embedding_dim))
+
+    def forward(self, ids):
+        return self.weight[ids]
+
+
+# %% tags=["check"]
+def embedding_report(make_layer):
+    """What a table layer registers, what it returns and what gradient its table gets."""
+    lucid.random.seed(0)
+    layer = make_layer(10, 4)
+    ids_check = lucid.tensor([[1, 3, 3], [0, 9, 3]])
+    out = layer(ids_check)
+    (out * lucid.Tensor(np.arange(1.0, 5.0))).sum().backward()
+    return {"parameters": [(n, tuple(p.shape)) for n, p in layer.named_parameters()],
+            "output - the rows of weight": out.numpy() - layer.weight.numpy()[ids_check.numpy()],
+            "gradient of weight": layer.weight.grad}
+
+
+check_function("Exercise 10.4", lambda: embedding_report(MyEmbedding),
+               lambda: embedding_report(nn.Embedding), [()],
+               nudge="A layer registers its table as an nn.Parameter in __init__; forward "
+                     "only looks rows up.",
+               hint="self.weight = nn.Parameter(lucid.random.randn(num_embeddings, "
+                    "embedding_dim)); forward returns self.weight[ids] (indexing a Tensor by a "
+                    "Tensor of ids picks rows, and backward adds the gradients of repeated ids).")
+
+
+# %% [markdown]
 # Every layer and loss of Lucid has now appeared in a chapter. To see how one of them works,
 # open its file - `lucid/nn/layers/`, `lucid/nn/functional/` - each docstring states the formula
 # you saw checked here.

@@ -537,6 +537,46 @@ check("Exercise 11.3", step_rates, actual,
       hint="every 3 epochs the rate is multiplied by gamma; epochs 0, 1 and 2 use the start value.")
 
 # %% [markdown]
+# ### Exercise 11.4 · RMSprop, written by you
+#
+# Write `MyRMSprop(params, lr=0.01, alpha=0.99, eps=1e-8)`, a subclass of `Optimizer` (as
+# `SignSGD` above). For each parameter it keeps the running mean of the squared gradient in its
+# `state`, starting from zeros: $v \leftarrow \alpha v + (1 - \alpha)\, g^2$, and steps
+# $\theta \leftarrow \theta - \text{lr} \cdot g / (\sqrt{v} + \epsilon)$. The check runs
+# yours and Lucid's `RMSprop` for 50 steps from the same start on the Rosenbrock function above
+# and compares the two paths.
+
+# %% tags=["solution"]
+class MyRMSprop(Optimizer):
+    """Every coordinate's step divided by the root of its running mean squared gradient."""
+
+    def __init__(self, params, lr=0.01, alpha=0.99, eps=1e-8):
+        super().__init__(params, defaults={"lr": lr, "alpha": alpha, "eps": eps})
+
+    def update(self, xp, param, grad, state, group):
+        v = state.get("square_avg", xp.zeros_like(param))
+        v = state["square_avg"] = group["alpha"] * v + (1 - group["alpha"]) * grad * grad
+        return param - group["lr"] * grad / (xp.sqrt(v) + group["eps"])
+
+
+# %% tags=["check"]
+def rmsprop_path(make_optimizer):
+    """The (x, y) points of 50 steps from START."""
+    return minimise(make_optimizer, steps=50)[0]
+
+
+check_function("Exercise 11.4", lambda: rmsprop_path(lambda ps: MyRMSprop(ps, lr=0.01)),
+               lambda: rmsprop_path(lambda ps: RMSprop(ps, lr=0.01)), [()],
+               entries="the (x, y) points at steps 0..50",
+               mistakes={"v starts from zero at every step: is the new v kept in state?":
+                         rmsprop_path(lambda ps: SignSGD(ps, lr=0.1))},  # 0.01 / sqrt(0.01)
+               nudge="SignSGD above shows the shape of an optimizer; RMSprop adds one running "
+                     "average per parameter, kept in `state`.",
+               hint="state.get('square_avg', xp.zeros_like(param)) is v before the step; store "
+                    "the new v in state, then return param - lr * grad / (xp.sqrt(v) + eps).")
+
+
+# %% [markdown]
 # That completes the catalogue: every layer, loss, optimizer, schedule and data tool of Lucid has
 # now appeared in at least one chapter. To see how one of them works, open its file -
 # `lucid/optim/`, `lucid/data/` - each docstring states the formula you saw checked here.

@@ -314,6 +314,24 @@ check_function("Exercise 12.3 (forward)",
 
 
 # %% [markdown]
+# ### Exercise 12.4 · What your op costs in a graph
+#
+# With section 1's `Swish` (5 FLOPs per element forward), how many forward FLOPs does
+# `(Swish.apply(x) * w).sum()` count in all, for `x` and `w` of shape `(4, 5)`?
+
+# %% tags=["solution"]
+swish_graph_flops = 140
+
+# %% tags=["check"]
+with lucid.count_flops():
+    x_check = lucid.Tensor(np.ones((4, 5)), requires_grad=True)
+    out_check = (Swish.apply(x_check) * lucid.Tensor(np.ones((4, 5)))).sum()
+check("Exercise 12.4", swish_graph_flops, out_check.cost.flops,
+      nudge="Count each op of the graph: what does each cost per element?",
+      hint="Swish declares 5 per element, the product and the sum one per element each; "
+           "there are 20 elements.")
+
+# %% [markdown]
 # A last look: this chapter's op, layer and optimizer together. A small network made of the
 # gated linear layer and the Swish op, trained by the plain gradient descent of section 2 on a
 # target no straight line can fit. (With your solutions in place, try your `RMSNorm` between the

@@ -476,6 +476,25 @@ check_function("Exercise 13.3", rnn_forward, lucid_rnn_forward,
                     "state with a leading axis of 1.")
 
 # %% [markdown]
+# ### Exercise 13.4 · The last output and the last state
+#
+# For a one-layer, one-direction `nn.LSTM(4, 6, batch_first=True)` run on a `(2, 5, 4)` input,
+# is `output[:, -1]` equal to `h_n[0]`? Answer `True` or `False`.
+
+# %% tags=["solution"]
+last_output_is_h_n = True
+
+# %% tags=["check"]
+lucid.random.seed(0)
+lstm_check = nn.LSTM(4, 6, batch_first=True)
+out_check, (h_check, c_check) = lstm_check(lucid.random.randn(2, 5, 4))
+check("Exercise 13.4", last_output_is_h_n,
+      bool(np.allclose(out_check.numpy()[:, -1], h_check.numpy()[0])),
+      nudge="What does output hold at each step, and what does h_n hold (section 1)?",
+      hint="output holds the hidden state of the top layer at every step; h_n the last hidden "
+           "state of every layer and direction.")
+
+# %% [markdown]
 # **Next:** [14 · Gradients through time](14_gradients_through_time.ipynb) measures why: how much
 # of the gradient reaches a state $t$ steps back, in an RNN and in an LSTM, and how clipping
 # tames gradients that explode.

@@ -30,7 +30,7 @@ import lucid.nn.functional as F
 from lucid.autograd import grad
 from lucid.data import DataLoader
 from lucid.data.datasets import ReverseTask
-from lucid.nn.utils import clip_grad_norm_
+from lucid.nn.utils import clip_grad_norm_, clip_grad_value_
 from lucid.optim import SGD
 from lucid.optim.lr_scheduler import CosineAnnealingLR
 from lucid_viz.exercises import check, check_function
@@ -503,6 +503,40 @@ check_function("Exercise 14.3", flattened(clip_by_total_norm), flattened(lucid_c
                hint="the total norm is sqrt of the sum of the squares of every entry of every "
                     "gradient; every gradient is multiplied by the same min(1, max_norm / "
                     "(total + 1e-6)).")
+
+# %% [markdown]
+# ### Exercise 14.4 · Clipping each value
+#
+# `clip_grad_value_(params, clip)` clips every gradient entry to `[-clip, clip]` on its own.
+# Write `clip_by_value(grads, clip)` for a list of NumPy arrays: the clipped copies. The check
+# compares with `clip_grad_value_` on the same gradients.
+
+# %% tags=["solution"]
+def clip_by_value(grads, clip):
+    """Every entry of every gradient clipped to [-clip, clip]."""
+    return [np.clip(g, -clip, clip) for g in grads]
+
+
+# %% tags=["check"]
+def lucid_clip_value(grads, clip):
+    params = [nn.Parameter(lucid.zeros(g.shape)) for g in grads]
+    for p, g in zip(params, grads):
+        p.grad = g.copy()
+    clip_grad_value_(params, clip)
+    return np.concatenate([np.ravel(p.grad) for p in params])
+
+
+def flat_clip_by_value(grads, clip):
+    return np.concatenate([np.ravel(g) for g in clip_by_value([g.copy() for g in grads], clip)])
+
+
+rng = np.random.default_rng(4)
+check_function("Exercise 14.4", flat_clip_by_value, lucid_clip_value,
+               [([np.array([3.0, -4.0, 0.5])], 1.0),
+                ([rng.standard_normal((2, 3)), rng.standard_normal(4)], 0.5)],
+               entries="every gradient's entries, one after the other",
+               nudge="Unlike clip_by_total_norm, each entry is clipped on its own.",
+               hint="np.clip(g, -clip, clip) for every gradient g.")
 
 # %% [markdown]
 # **Next:** [15 · Attention](15_attention.ipynb) replaces the recurrence by attention: every

@@ -438,5 +438,23 @@ check("Exercise 15.3", unigram_entropy,
            "-p_c ln p_c over the five letters.")
 
 # %% [markdown]
+# ### Exercise 15.4 · The parameters of multi-head attention
+#
+# How many parameters does `nn.MultiheadAttention(embed_dim=24, num_heads=4)` have? It projects
+# the input to queries, keys and values (each `Linear(24, 24)` with bias, stored together as
+# `in_proj_weight` and `in_proj_bias`) and the heads' concatenated outputs back with
+# `out_proj`, a `Linear(24, 24)` with bias.
+
+# %% tags=["solution"]
+mha_params = 2400
+
+# %% tags=["check"]
+check("Exercise 15.4", mha_params,
+      sum(p.size for p in nn.MultiheadAttention(embed_dim=24, num_heads=4).parameters()),
+      nudge="Count four Linear(24, 24) layers with bias; does the number of heads change it?",
+      hint="each Linear(24, 24) with bias has 24·24 + 24 parameters; the heads split the 24 "
+           "dimensions, they add none.")
+
+# %% [markdown]
 # **Next:** [16 · A tiny GPT](16_a_tiny_gpt.ipynb) stacks these layers into a GPT, trains it on
 # the text of section 5, and looks at what its heads learned.

@@ -476,5 +476,31 @@ check_function("Exercise 16.3", next_char_probs, lucid_next_char_probs,
                     "becomes -inf (np.sort gives the k-th largest); then exp(z - max) / sum.")
 
 # %% [markdown]
+# ### Exercise 16.4 · A sliding-window causal mask
+#
+# A GPT's query may look at its own position and every earlier one. Some models also limit it to
+# the last `window` positions. Write `allowed(T, window)`: a `(T, T)` NumPy array of booleans,
+# `True` where query `i` may look at key `j` - that is, $j \le i$ and $i - j < $ `window`.
+
+# %% tags=["solution"]
+def allowed(T, window):
+    """(T, T) booleans: True where query i may attend to key j."""
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    return (j <= i) & (i - j < window)
+
+
+# %% tags=["check"]
+def numpy_allowed(T, window):
+    ones = np.ones((T, T), dtype=bool)
+    return np.tril(ones) & np.triu(ones, -(window - 1))
+
+
+check_function("Exercise 16.4", allowed, numpy_allowed, [(4, 4), (6, 2), (5, 1), (3, 10)],
+               entries="query i (row), key j (column)",
+               nudge="Write the two conditions on i and j separately, then combine them.",
+               hint="with i = np.arange(T)[:, None] and j = np.arange(T)[None, :], the mask is "
+                    "(j <= i) & (i - j < window).")
+
+# %% [markdown]
 # **Next:** [17 · Generative models: a VAE](17_generative_models.ipynb) learns to generate
 # images instead of text.

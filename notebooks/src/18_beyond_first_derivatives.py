@@ -444,6 +444,68 @@ check_function("Exercise 18.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x
                     "differentiate.")
 
 # %% [markdown]
+# ### Exercise 18.4 · Least squares with `lucid.linalg.solve`
+#
+# Write `least_squares(X, y)`: the weights $w$ that minimise $\lVert X w - y \rVert^2$, for a
+# Tensor `X` of shape `(n, d)` (more rows than columns) and a Tensor `y` of shape `(n,)`.
+# Setting the gradient $2 X^\top (X w - y)$ to zero gives the *normal equations*
+# $X^\top X\, w = X^\top y$: solve them with `lucid.linalg.solve` (section 2), not with an
+# inverse. Return a Tensor of shape `(d,)`; because every step is a Lucid op, gradients flow
+# through it.
+
+# %% tags=["solution"]
+def least_squares(X, y):
+    """The w of shape (d,) that minimises |X w - y|², from the normal equations."""
+    return lucid.linalg.solve(X.mT @ X, X.mT @ y)
+
+
+# %% tags=["check"]
+def numpy_least_squares(X, y):
+    return np.linalg.lstsq(X.numpy(), y.numpy(), rcond=None)[0]
+
+
+rng = np.random.default_rng(18)
+cases = [(lucid.Tensor(rng.standard_normal((n, d))), lucid.Tensor(rng.standard_normal(n)))
+         for n, d in [(5, 2), (8, 3), (20, 4)]]
+check_function("Exercise 18.4", least_squares, numpy_least_squares, cases,
+               entries="the d weights",
+               nudge="Section 2 solves a linear system A w = b; which A and b give the "
+                     "minimum?",
+               hint="A = X.mT @ X (d x d) and b = X.mT @ y (d,): lucid.linalg.solve(A, b).")
+
+# %% [markdown]
+# ### Exercise 18.5 · Patches back into images, with `einops`
+#
+# Section 3 cut images `(b, c, h·p, w·p)` into patches `(b, h·w, c·p·p)` with `rearrange`.
+# Write `from_patches(patches, h, w, p)`, the way back: one `einops.rearrange` call that
+# turns the patches into the images they came from.
+
+# %% tags=["solution"]
+def from_patches(patches, h, w, p):
+    """Images (b, c, h·p, w·p) from their patches (b, h·w, c·p·p)."""
+    return einops.rearrange(patches, "b (h w) (c p1 p2) -> b c (h p1) (w p2)", h=h, w=w,
+                            p1=p, p2=p)
+
+
+# %% tags=["check"]
+def numpy_from_patches(patches, h, w, p):
+    x = patches.numpy()
+    b, c = x.shape[0], x.shape[2] // (p * p)
+    x = x.reshape(b, h, w, c, p, p).transpose(0, 3, 1, 4, 2, 5)
+    return x.reshape(b, c, h * p, w * p)
+
+
+rng = np.random.default_rng(5)
+check_function("Exercise 18.5", from_patches, numpy_from_patches,
+               [(lucid.Tensor(rng.standard_normal((2, 4, 12))), 2, 2, 2),
+                (lucid.Tensor(rng.standard_normal((1, 6, 9))), 2, 3, 3),
+                (lucid.Tensor(rng.standard_normal((3, 1, 4))), 1, 1, 2)],
+               nudge="Read section 3's pattern from right to left.",
+               hint="swap the two sides of section 3's pattern, and name h and w (p1 = p2 = p) "
+                    "so that einops can split h·w and c·p·p.")
+
+
+# %% [markdown]
 # **Next:** back to [00 · Start here](00_start_here.ipynb), which lists
 # the whole course: pick a chapter to revisit, or work through the exercises of the student
 # edition.
