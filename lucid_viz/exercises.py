@@ -394,13 +394,27 @@ def _describe(args: tuple) -> str:
     return ", ".join(parts)
 
 
+def _for_case(mistakes: Mistakes | None, args: tuple) -> dict[str, Any]:
+    """check_function's mistake patterns for one case: a pattern that is a function is a
+    *wrong reference*, called with the case's arguments to give the wrong result."""
+    out = {}
+    for message, pattern in (mistakes or {}).items():
+        try:
+            out[message] = pattern(*args) if callable(pattern) else pattern
+        except Exception:  # noqa: BLE001 (a pattern that does not apply to this case)
+            continue
+    return out
+
+
 def check_function(name: str, fn: Any, reference: Callable[..., Any], cases: Sequence[Any], *,
                    nudge: str = "", hint: str = "", entries: str = "",
                    mistakes: Mistakes | None = None, rtol: float = 1e-5,
                    atol: float = 1e-8) -> None:
     """Call the student's ``fn`` and ``reference`` on every case (a tuple of arguments, or one
     argument) and compare the results as :func:`check` does.  The first case that differs is
-    named by its inputs; the reference's result is never shown."""
+    named by its inputs; the reference's result is never shown.  A mistake pattern here is a
+    wrong result, or a *wrong reference*: a function of the case's arguments that gives what a
+    typical slip gives."""
     cases = [case if isinstance(case, tuple) else (case,) for case in cases]
     if _recording():
         _record(name, [reference(*args) for args in cases])
@@ -421,7 +435,7 @@ def check_function(name: str, fn: Any, reference: Callable[..., Any], cases: Seq
                               f"raised {type(err).__name__}: {err}", nudge, hint) from None
         problem = _problem(answer, expected, rtol, atol, entries)
         if problem is not None:
-            own = _own_mistake(answer, mistakes, rtol, atol)
+            own = _own_mistake(answer, _for_case(mistakes, args), rtol, atol)
             problem = f"not right yet: {own}" if own else problem
             raise _fail(name, f"case {k} of {len(cases)} ({_describe(args)}): {problem}",
                         nudge, hint)

@@ -1,6 +1,7 @@
 """The exercises and the student edition.
 
-Every chapter has at least three exercises, each a `solution` cell followed by a `check` cell.
+Every chapter has at least four exercises, each a `solution` cell followed by a `check` cell, and
+at least one of them asks for code (a function, a class, or lines between solution markers).
 The teacher edition (notebooks/*.ipynb) runs the solutions under nbval, so every check passes
 there. Here the student edition is written and executed: every check must fail with its hint
 (a NotRightYet error), every other cell must run, so a student who skips an exercise can go on.
@@ -8,10 +9,12 @@ there. Here the student edition is written and executed: every check must fail w
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,7 +43,7 @@ CHAPTERS = course.chapters()
 nbformat = pytest.importorskip("nbformat", reason="the notebooks extra installs nbformat")
 nbclient = pytest.importorskip("nbclient", reason="the notebooks extra installs nbclient")
 
-MIN_EXERCISES = 3
+MIN_EXERCISES = 4
 
 
 def _notebook(chapter: str) -> dict:
@@ -153,6 +156,9 @@ def test_a_chapter_has_exercises_each_followed_by_its_check(chapter):
     assert len(solutions) >= MIN_EXERCISES, (
         f"{chapter} has {len(solutions)} exercises (cells tagged 'solution'); a chapter needs "
         f"at least {MIN_EXERCISES}")
+    writes_code = [i for i in solutions if re.search(
+        r"^\s*(def |class |# BEGIN SOLUTION)", course.source_text(code[i]), re.M)]
+    assert writes_code, f"{chapter}: no exercise asks for code (a function, a class, markers)"
     for i in solutions:
         follower = code[i + 1] if i + 1 < len(code) else None
         assert follower is not None and course.CHECK in course.tags(follower), (
@@ -164,6 +170,58 @@ def test_a_chapter_has_exercises_each_followed_by_its_check(chapter):
                            for o in cell["outputs"])
             assert "✓" in text and "right" in text, (
                 f"{chapter}: the check cell {cell['id']} did not pass on the solution")
+
+
+def _free_reads(node: ast.AST) -> set[str]:
+    """The names a piece of code reads that it does not bind itself (a function's parameters
+    and locals are its own)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = node.args
+        own = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        own |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        body = node.body if isinstance(node.body, list) else [node.body]
+        own |= {n.id for b in body for n in ast.walk(b)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        defaults = set().union(*[_free_reads(d) for d in args.defaults + args.kw_defaults
+                                 if d is not None])
+        return defaults | (set().union(*[_free_reads(b) for b in body]) - own)
+    if isinstance(node, ast.Name):
+        return {node.id} if isinstance(node.ctx, ast.Load) else set()
+    return set().union(*[_free_reads(c) for c in ast.iter_child_nodes(node)])
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """The names a cell reads, and those it binds at its top level (magics left out)."""
+    tree = ast.parse("\n".join(line for line in source.split("\n")
+                               if not line.lstrip().startswith(("%", "!"))))
+    binds = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds.add(stmt.name)
+        else:
+            binds |= {n.id for n in ast.walk(stmt)
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return _free_reads(tree), binds
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_cell_uses_what_a_check_defines(chapter):
+    """In the student edition a check runs in a scope of its own: what it defines is gone
+    afterwards, so no later cell (but an `answer` cell, which the student edition leaves out)
+    may read it."""
+    from_checks: dict[str, int] = {}
+    for i, cell in enumerate(_notebook(chapter)["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        reads, binds = _names(course.source_text(cell))
+        if course.ANSWER not in course.tags(cell):
+            used = {name: from_checks[name] for name in reads - binds if name in from_checks}
+            assert not used, f"{chapter}, cell {i} reads what check cells define: {used}"
+        if course.CHECK in course.tags(cell):
+            from_checks.update(dict.fromkeys(binds, i))
+        else:
+            for name in binds:
+                from_checks.pop(name, None)
 
 
 def _error(cell) -> dict | None:

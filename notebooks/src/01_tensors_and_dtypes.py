@@ -302,6 +302,7 @@ check_grad("Exercise 1.4", grad_x, lambda t: (t[t > 0] ** 3).sum(), [-1.5, 2.0, 
                  "(section 3)?",
            hint="an entry the mask drops gets gradient 0; a picked one gets d(x³)/dx = 3x².")
 
+
 # %% [markdown]
 # ### Exercise 1.5 · The mean of the positive entries
 #

@@ -275,6 +275,7 @@ check_function("Exercise 6.3", linear_cost, measured_cost, [(16, 100, 50), (1, 6
                nudge="Write Exercise 6.1's counts with letters instead of numbers.",
                hint="Exercise 6.1 with letters: the matmul is (n, d_in) @ (d_in, d_out).")
 
+
 # %% [markdown]
 # ### Exercise 6.4 · The MACs of an MLP
 #

@@ -491,6 +491,7 @@ check_function("Exercise 9.3", conv_output_size, measured_output_size,
                hint="count where the kernel's first row can start: from 0 to size + 2·padding "
                     "- kernel, every stride-th position.")
 
+
 # %% [markdown]
 # ### Exercise 9.4 · A cost formula for convolutions
 #

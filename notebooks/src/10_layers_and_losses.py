@@ -748,6 +748,7 @@ check_function("Exercise 10.3", layer_norm, lucid_layer_norm,
                hint="mean and variance along axis=-1 with keepdims=True, so that they broadcast "
                     "against x.")
 
+
 # %% [markdown]
 # ### Exercise 10.4 · An embedding layer of your own
 #
@@ -790,7 +791,6 @@ check_function("Exercise 10.4", lambda: embedding_report(MyEmbedding),
                hint="self.weight = nn.Parameter(lucid.random.randn(num_embeddings, "
                     "embedding_dim)); forward returns self.weight[ids] (indexing a Tensor by a "
                     "Tensor of ids picks rows, and backward adds the gradients of repeated ids).")
-
 
 # %% [markdown]
 # Every layer and loss of Lucid has now appeared in a chapter. To see how one of them works,

@@ -536,6 +536,7 @@ check("Exercise 11.3", step_rates, actual,
       nudge="Read StepLR's rule in section 3 and follow it epoch by epoch.",
       hint="every 3 epochs the rate is multiplied by gamma; epochs 0, 1 and 2 use the start value.")
 
+
 # %% [markdown]
 # ### Exercise 11.4 · RMSprop, written by you
 #
@@ -574,7 +575,6 @@ check_function("Exercise 11.4", lambda: rmsprop_path(lambda ps: MyRMSprop(ps, lr
                      "average per parameter, kept in `state`.",
                hint="state.get('square_avg', xp.zeros_like(param)) is v before the step; store "
                     "the new v in state, then return param - lr * grad / (xp.sqrt(v) + eps).")
-
 
 # %% [markdown]
 # That completes the catalogue: every layer, loss, optimizer, schedule and data tool of Lucid has

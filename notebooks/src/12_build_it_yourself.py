@@ -309,9 +309,12 @@ check_function("Exercise 12.3 (parameters)",
 check_function("Exercise 12.3 (forward)",
                lambda v: RMSNorm(4)(lucid.Tensor(v, dtype=lucid.Float64)).numpy(),
                lambda v: v / np.sqrt((v ** 2).mean(axis=-1, keepdims=True) + 1e-6), [rows],
+               mistakes={"the square root is missing: x is divided by the mean square":
+                         lambda v: v / ((v ** 2).mean(axis=-1, keepdims=True) + 1e-6),
+                         "the mean is over the whole input, not over each row":
+                         lambda v: v / np.sqrt((v ** 2).mean() + 1e-6)},
                nudge="Normalise each row on its own, as the formula in the statement does.",
                hint="The mean is over the last axis, one value per row: keepdims=True.")
-
 
 # %% [markdown]
 # ### Exercise 12.4 · What your op costs in a graph
@@ -330,6 +333,7 @@ check("Exercise 12.4", swish_graph_flops, out_check.cost.flops,
       nudge="Count each op of the graph: what does each cost per element?",
       hint="Swish declares 5 per element, the product and the sum one per element each; "
            "there are 20 elements.")
+
 
 # %% [markdown]
 # A last look: this chapter's op, layer and optimizer together. A small network made of the

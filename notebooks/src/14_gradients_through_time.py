@@ -504,6 +504,7 @@ check_function("Exercise 14.3", flattened(clip_by_total_norm), flattened(lucid_c
                     "gradient; every gradient is multiplied by the same min(1, max_norm / "
                     "(total + 1e-6)).")
 
+
 # %% [markdown]
 # ### Exercise 14.4 · Clipping each value
 #

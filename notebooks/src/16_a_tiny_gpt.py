@@ -475,6 +475,7 @@ check_function("Exercise 16.3", next_char_probs, lucid_next_char_probs,
                hint="z = logits / temperature; with top_k, every z below the k-th largest "
                     "becomes -inf (np.sort gives the k-th largest); then exp(z - max) / sum.")
 
+
 # %% [markdown]
 # ### Exercise 16.4 · A sliding-window causal mask
 #

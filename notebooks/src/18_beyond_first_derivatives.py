@@ -443,6 +443,7 @@ check_function("Exercise 18.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x
                     "of g. The first grad needs create_graph=True, or g has no graph to "
                     "differentiate.")
 
+
 # %% [markdown]
 # ### Exercise 18.4 · Least squares with `lucid.linalg.solve`
 #
@@ -472,6 +473,7 @@ check_function("Exercise 18.4", least_squares, numpy_least_squares, cases,
                nudge="Section 2 solves a linear system A w = b; which A and b give the "
                      "minimum?",
                hint="A = X.mT @ X (d x d) and b = X.mT @ y (d,): lucid.linalg.solve(A, b).")
+
 
 # %% [markdown]
 # ### Exercise 18.5 · Patches back into images, with `einops`
@@ -503,7 +505,6 @@ check_function("Exercise 18.5", from_patches, numpy_from_patches,
                nudge="Read section 3's pattern from right to left.",
                hint="swap the two sides of section 3's pattern, and name h and w (p1 = p2 = p) "
                     "so that einops can split h·w and c·p·p.")
-
 
 # %% [markdown]
 # **Next:** back to [00 · Start here](00_start_here.ipynb), which lists

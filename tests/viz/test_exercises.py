@@ -406,3 +406,18 @@ def test_grade_check_prints_a_result_line_with_its_token(capsys):
     result = json.loads(capsys.readouterr().out.split(" ", 1)[1])
     assert result == {"name": "Ex", "right": False,
                       "problem": "the check raised ZeroDivisionError: division by zero"}
+
+
+def test_check_function_takes_wrong_references_as_mistakes():
+    def rms(v):
+        return v / np.sqrt((v ** 2).mean(axis=-1, keepdims=True))
+
+    def mean_square(v):
+        return v / (v ** 2).mean(axis=-1, keepdims=True)
+
+    rows = np.array([[1.0, -2.0, 3.0], [0.5, 0.0, 2.0]])
+    text = _fails(check_function, "rms", mean_square, rms, [rows],
+                  mistakes={"the square root is missing": mean_square})
+    assert text.startswith("rms: case 1 of 1 (an array of shape (2, 3)): not right yet: the "
+                           "square root is missing")
+    check_function("rms", rms, rms, [rows], mistakes={"the square root is missing": mean_square})
