@@ -316,6 +316,14 @@ def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter):
     assert all(c.execution_count is not None and _error(c) is None for c in ran)
 
 
+#: answers the statement gives by nature: the exercise is to see that they are the same
+GIVEN = {
+    "Exercise 4.1 (dL/dB)": "a gradient has the shape of its input, which the statement gives",
+    "Exercise 15.1 (output)": "attention's output has its query's shape, which the statement "
+                              "gives",
+}
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_no_answer_is_in_the_student_edition(chapter):
     """Every expected value a check computes (recorded while the student edition runs), in
@@ -329,6 +337,8 @@ def test_no_answer_is_in_the_student_edition(chapter):
              "as run": visible_text(nbformat.from_dict(executed))}
     found = []
     for name, value in expected:
+        if name in GIVEN:
+            continue
         for x in set(numbers(value)):
             for where, text in texts.items():
                 hit = pattern(x).search(text)

@@ -515,7 +515,7 @@ class Block(nn.Module):
         self.register_buffer("steps", lucid.zeros(1))
 
 
-check("Exercise 7.4", set(block_names), {name for name, _ in Block().named_parameters()},
+check("Exercise 7.4", block_names, {name for name, _ in Block().named_parameters()},
       nudge="Section 1: a sub-module's parameters are listed under the sub-module's name.",
       hint="a child's parameters get its attribute name and a dot in front (lin.weight); a "
            "buffer is not a parameter.")
