@@ -72,7 +72,7 @@ _SHOWN = """(index) => {
 _KERNEL_NAMES = """async () => {
     const panel = window.jupyterapp.shell.currentWidget;
     const future = panel.sessionContext.session.kernel.requestExecute(
-        {code: "print(sorted(k for k in globals() if k.endswith('_check')))"});
+        {code: "print(sorted(k for k in globals() if k.endswith('_check') and k != 'run_check'))"});
     let text = '';
     future.onIOPub = msg => { if (msg.header.msg_type === 'stream') text += msg.content.text; };
     await future.done;
