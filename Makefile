@@ -54,7 +54,7 @@ student: $(LAB_STAMP)
 	$(BIN)/python notebooks/course.py student --out student
 	@echo "open it with: make lab LAB_DIR=student"
 
-RUFF_PATHS := lucid lucid_viz tests benchmarks notebooks/src notebooks/course.py
+RUFF_PATHS := lucid lucid_viz tests benchmarks notebooks/src notebooks/course.py conftest.py
 
 # Ends with the time each chapter took under nbval (conftest.py), slowest first.
 test: $(TEST_STAMP)
