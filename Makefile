@@ -62,7 +62,7 @@ SUBMISSIONS ?= submitted
 grade: $(LAB_STAMP)
 	$(BIN)/python notebooks/course.py grade $(SUBMISSIONS) --out grades.csv
 
-RUFF_PATHS := lucid lucid_viz tests benchmarks notebooks/src notebooks/course.py
+RUFF_PATHS := lucid lucid_viz tests benchmarks notebooks/src notebooks/course.py conftest.py
 
 # Ends with the time each chapter took under nbval (conftest.py), slowest first.
 test: $(TEST_STAMP)

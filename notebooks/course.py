@@ -22,7 +22,7 @@ Usage (the Makefile's ``notebooks`` and ``student`` targets call it)::
     python notebooks/course.py grade SUBMISSIONS [--out grades.csv] [--timeout SECONDS]
 
 ``build`` regenerates and executes the notebooks whose source changed (their cells no longer
-match), or the chapters named (``07`` or ``07_training_an_mlp``), or all of them with ``--all``.
+match), or the chapters named (``08`` or ``08_training_an_mlp``), or all of them with ``--all``.
 ``check`` lists the chapters whose source and notebook disagree, or whose notebook was saved
 half-run.  ``student`` writes the student edition (default ``student/`` at the repository root).
 ``grade`` executes the students' notebooks (``SUBMISSIONS/<student>/<chapter>.ipynb``) and
@@ -88,7 +88,7 @@ def chapters() -> list[str]:
 
 
 def resolve(names: list[str]) -> list[str]:
-    """Chapter names from what a user typed: ``07``, ``07_training_an_mlp`` or its file name."""
+    """Chapter names from what a user typed: ``08``, ``08_training_an_mlp`` or its file name."""
     known, out = chapters(), []
     for name in names:
         stem = Path(name).stem
@@ -599,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="course.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="regenerate (and execute) notebooks from their sources")
-    b.add_argument("chapters", nargs="*", help="e.g. 07 or 07_training_an_mlp (default: the "
+    b.add_argument("chapters", nargs="*", help="e.g. 08 or 08_training_an_mlp (default: the "
                                                "chapters whose source changed)")
     b.add_argument("--all", action="store_true", help="rebuild every chapter")
     b.add_argument("--no-run", action="store_true", help="write the cells, do not execute")

@@ -53,7 +53,8 @@ print("images per class:", np.bincount(y_all).tolist())
 # %%
 import matplotlib.pyplot as plt
 
-fig, axes = plt.subplots(1, 10, figsize=(10, 1.4))
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
+fig, axes = plt.subplots(1, 10, figsize=(9, 1.4))
 for digit, ax in enumerate(axes):
     first = np.flatnonzero(y_all == digit)[0]
     ax.imshow(X_all[first].reshape(8, 8), cmap="gray_r")
@@ -297,10 +298,10 @@ for digit, row in enumerate(confusion):
 # %%
 wrong = np.flatnonzero(test_pred != y_test.numpy())
 X_test_pixels = X_all[test_idx]                     # the raw pixels, for display
-fig, axes = plt.subplots(1, min(len(wrong), 8), figsize=(10, 1.8), squeeze=False)
+fig, axes = plt.subplots(1, min(len(wrong), 8), figsize=(9, 2.2), squeeze=False)
 for ax, i in zip(axes[0], wrong):
     ax.imshow(X_test_pixels[i].reshape(8, 8), cmap="gray_r")
-    ax.set_title(f"true {y_test.numpy()[i]}\npred {test_pred[i]}", fontsize=9)
+    ax.set_title(f"true {y_test.numpy()[i]}\npred {test_pred[i]}", fontsize=11)
     ax.axis("off")
 plt.show()
 

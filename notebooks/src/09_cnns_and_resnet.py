@@ -395,6 +395,7 @@ for name, norms in depth_norms.items():
 # %%
 import matplotlib.pyplot as plt
 
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for name, norms in depth_norms.items():
     ax.semilogy(range(len(norms)), norms, marker="o", label=name)

@@ -40,6 +40,7 @@ from lucid_viz.exercises import check, check_function
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
@@ -240,7 +241,7 @@ groups = {
     "LayerNorm((6, H, W))\nper sample": sample,
     "GroupNorm(2, 6)\nper sample and group": sample * G + channel // (C // G),
 }
-fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+fig, axes = plt.subplots(1, 3, figsize=(9, 3.8))
 for ax, (title, ids) in zip(axes, groups.items()):
     ax.imshow(ids, cmap="tab20", vmin=0, vmax=19)
     for (n, c), k in np.ndenumerate(ids):
@@ -377,7 +378,7 @@ activations = {
     "Sigmoid": nn.Sigmoid(),
     "Tanh": nn.Tanh(),
 }
-fig, (ax_f, ax_d) = plt.subplots(1, 2, figsize=(12, 5))
+fig, (ax_f, ax_d) = plt.subplots(1, 2, figsize=(9, 4.5))
 for name, act in activations.items():
     f, df = value_and_slope(act, xs)
     ax_f.plot(xs, f, label=name)

@@ -34,6 +34,7 @@ from lucid_viz.exercises import check, check_function
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
@@ -84,7 +85,7 @@ for name, (path, losses) in runs.items():
 
 # %%
 gx, gy = np.meshgrid(np.linspace(-2, 2, 300), np.linspace(-1, 3, 300))
-fig, (ax_p, ax_l) = plt.subplots(1, 2, figsize=(12, 4.5))
+fig, (ax_p, ax_l) = plt.subplots(1, 2, figsize=(9, 4.2))
 ax_p.contour(gx, gy, np.log10((1 - gx) ** 2 + 100 * (gy - gx**2) ** 2 + 1e-3), levels=20,
              cmap="Greys", linewidths=0.6)
 for name, (path, losses) in runs.items():
@@ -311,10 +312,10 @@ for name, lrs in curves.items():
     print(f"{name:33s} " + " ".join(f"{lrs[e]:<7.4f}" for e in (0, 10, 20, 30, 39)), ok)
 
 # %%
-fig, axes = plt.subplots(2, 3, figsize=(13, 7), sharex=True)
+fig, axes = plt.subplots(2, 3, figsize=(9, 6.5), sharex=True)
 for ax, (name, lrs) in zip(axes.ravel(), curves.items()):
     ax.step(range(EPOCHS), lrs, where="post")
-    ax.set(title=name, ylim=(0, 0.11))
+    ax.set(title=name.replace("(", "\n(", 1), ylim=(0, 0.11))   # the arguments on line 2
     ax.title.set_fontsize(12)
 ax2 = axes[1, 2].twinx()
 ax2.plot(range(EPOCHS), [val_loss(e) for e in range(EPOCHS)], color="tab:red", lw=1)

@@ -349,7 +349,7 @@ print(f"RNN: {rnn_per_position.mean():.3f} of the answer tokens right, "
       f"{rnn_whole:.3f} of the answers right in full (test set)")
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.5))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 4.4))
 ax1.plot(lstm_losses, label="LSTM", linewidth=1)
 ax1.plot(rnn_losses, label="RNN", linewidth=1)
 ax1.set(yscale="log", xlabel="training step (batch of 64)", ylabel="cross-entropy (nats)",

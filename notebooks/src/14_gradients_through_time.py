@@ -334,7 +334,7 @@ for max_norm, (losses, norms, accuracy) in runs.items():
           f"test accuracy {accuracy:.3f}")
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.5))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 4.4))
 for max_norm, (losses, norms, _) in runs.items():
     label = "no clipping" if max_norm == math.inf else f"clipped at {max_norm:g}"
     ax1.plot(losses, label=label, linewidth=1)

@@ -215,7 +215,7 @@ print("adds pe[:10] to each sequence:", np.allclose(
 
 # %%
 pe = sinusoidal.pe.numpy()                       # (128 positions, 64 features)
-fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8), layout="constrained")
+fig, (left, right) = plt.subplots(1, 2, figsize=(8.8, 4.2), layout="constrained")
 image = left.imshow(pe.T, aspect="auto", cmap="RdBu", vmin=-1, vmax=1, interpolation="nearest")
 left.set_xlabel("position (tokens)")
 left.set_ylabel("feature")

@@ -198,7 +198,7 @@ print(f"first loss {losses[0]:.3f}, last 10 steps {np.mean(losses[-10:]):.3f}, "
       f"validation {val_losses[-1]:.3f} nats")
 
 # %%
-fig, ax = plt.subplots(figsize=(12, 4.5), layout="constrained")
+fig, ax = plt.subplots(figsize=(8.8, 4.2), layout="constrained")
 ax.plot(np.arange(1, STEPS + 1), losses, color="#3d6fa6", lw=1.2, label="training batch")
 ax.plot(val_steps, val_losses, "o-", color="#b8651b", label="validation (unseen text)")
 ax.axhline(math.log(chars.vocab_size), color="grey", ls=":", label="uniform guess, ln V")

@@ -118,7 +118,8 @@ print("batches per epoch:", len(train_loader))
 def show_rows(rows, labels, title=None):
     """One row of 8x8 images per entry of `rows` (each an array (n, 64)), labelled on the left."""
     n = len(rows[0])
-    fig, axes = plt.subplots(len(rows), n, figsize=(0.9 * n + 1.2, 1.0 * len(rows) + 0.4),
+    side = min(0.9, 7.0 / n)                    # inches per image: at most 9 inches in all
+    fig, axes = plt.subplots(len(rows), n, figsize=(side * n + 2.0, side * len(rows) + 0.6),
                              squeeze=False)
     for r, (images, label) in enumerate(zip(rows, labels)):
         for c in range(n):
@@ -277,7 +278,7 @@ print(f"d E[z^2] / d logvar: Monte Carlo {logvar.grad.item():.3f}   exact sigma^
 # %%
 mus = np.linspace(-3, 3, 121)
 sigmas = np.linspace(0.05, 3, 121)
-fig, (ax_mu, ax_sigma) = plt.subplots(1, 2, figsize=(11, 3.8))
+fig, (ax_mu, ax_sigma) = plt.subplots(1, 2, figsize=(9, 3.8))
 ax_mu.plot(mus, 0.5 * mus**2, color="#3d6fa6", linewidth=2)
 ax_mu.set_xlabel(r"$\mu$ (with $\sigma = 1$)")
 ax_mu.set_ylabel("KL to N(0, 1) (nats)")
@@ -389,7 +390,7 @@ print(f"after {EPOCHS} epochs: reconstruction {history['reconstruction'][-1]:.2f
 
 # %%
 epochs = np.arange(1, EPOCHS + 1)
-fig, (ax_rec, ax_kl) = plt.subplots(1, 2, figsize=(12, 4.2))
+fig, (ax_rec, ax_kl) = plt.subplots(1, 2, figsize=(9, 4.0))
 ax_rec.plot(epochs, history["reconstruction"], color="#3d6fa6", linewidth=2,
             label="reconstruction (train)")
 ax_rec.plot(epochs, np.add(history["reconstruction"], history["kl"]), color="#3d6fa6",
