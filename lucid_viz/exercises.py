@@ -1,17 +1,29 @@
-"""Self-checks for exercises: right or wrong, with a hint, and never the answer.
+"""Self-checks for exercises: right or wrong, what kind of wrong, a hint, and never the answer.
 
 The course's exercises end with a cell that checks the student's work::
 
     from lucid_viz.exercises import check, check_function, check_grad
 
-    check("Exercise 2.1", dz_dx, x.grad, hint="b = x² is used three times.")
+    check("Exercise 2.1", dz_dx, x.grad, nudge="How many times is b used?",
+          hint="b is used three times, so dz/db = 2b + 1; then db/dx = 2x.")
     check_function("Exercise 3.2", tanh_backward, reference, cases=[(0.5, 1.0), (-2.0, 3.0)])
     check_grad("Exercise 2.4", my_grad, lambda w: (w * w).sum(), [1.0, -2.0])
 
 A check that passes prints ``✓ <name>: right``.  One that does not raises :class:`NotRightYet`,
 whose message says *what* is off (not answered yet, the wrong kind of value, the wrong shape,
-how many entries differ, which case fails) followed by the hint.  The expected value itself is
-never printed, not even in the error: the point is to find it.
+how many entries differ and where, which case fails) and, when it recognises it, the *kind* of
+mistake: the right values in another order or transposed, the opposite sign, a factor of 2, ½
+or N, off by one, a square or a square root too many.  A check can name mistakes of its own
+(``mistakes={"the loss of step 1 only": wrong_value}``).  The expected value itself is never
+printed, not even in the error: the point is to find it.
+
+Hints come in steps: the ``nudge`` while the exercise is unanswered and at the first wrong
+answer, the ``hint`` (the method) from the second wrong answer on.
+
+In the student edition a check cell holds only :func:`run_check` and the check's code, packed
+(so the expected value is not in plain sight); it runs in a scope of its own, so nothing the
+check computes (``x_check.grad``...) stays in the notebook's namespace afterwards.
+:func:`grade_check` runs a teacher's check the same way for ``course.py grade``.
 
 Values are compared by kind: ``True``/``False`` exactly; text exactly; a set as a set (order
 free); a dict key by key; a shape (a tuple of whole numbers) exactly; numbers, lists of
@@ -21,7 +33,12 @@ other lists item by item; anything else (a dtype, a device name) with ``==``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import base64
+import json
+import os
+import sys
+import zlib
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,10 +47,16 @@ from lucid.autograd.functional import grad
 from lucid.tensor import Tensor
 from lucid.types import Float64
 
-__all__ = ["NotRightYet", "check", "check_function", "check_grad"]
+__all__ = ["NotRightYet", "check", "check_function", "check_grad", "grade_check", "pack",
+           "run_check"]
 
 _NOT_ANSWERED = "not answered yet: replace the `...` with your answer"
 _NOT_WRITTEN = "not written yet: replace the `raise NotImplementedError(...)` line with your code"
+_NUDGE = ("reread the exercise and the section just before it: the tool you need is there "
+          "(a hint with the method comes after a second try)")
+
+#: wrong tries per exercise name, in this kernel: the hint gets more precise with each
+_misses: dict[str, int] = {}
 
 
 class NotRightYet(AssertionError):
@@ -55,6 +78,56 @@ class NotRightYet(AssertionError):
 
 def _passed(name: str) -> None:
     print(f"✓ {name}: right")
+
+
+def _fail(name: str, problem: str, nudge: str, hint: str) -> NotRightYet:
+    """The error for a failed check, with the hint for this try: the nudge while unanswered and
+    at the first wrong answer, the method (``hint``) from the second wrong answer on."""
+    if problem in (_NOT_ANSWERED, _NOT_WRITTEN):
+        return NotRightYet(name, problem, nudge or _NUDGE)
+    _misses[name] = _misses.get(name, 0) + 1
+    if _misses[name] >= 2 and hint:
+        return NotRightYet(name, problem, hint)
+    return NotRightYet(name, problem, nudge or (_NUDGE if hint else ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# recording the expected values (for the course's leak test only; off unless asked for)
+
+
+#: what :func:`_record` saw, for the leak test's probe in the kernel (empty unless recording)
+_recorded: list[tuple[str, Any]] = []
+#: set while :func:`run_check` runs a check once only to record every part's expected value
+_record_only = False
+
+
+def _recording() -> bool:
+    return os.environ.get("LUCID_EXERCISE_RECORD") == "1"
+
+
+def _record(name: str, expected: Any) -> None:
+    """With ``LUCID_EXERCISE_RECORD=1`` in the environment (the course's tests set it), show
+    every expected value as a ``application/vnd.lucid.expected+json`` output, so that a test can
+    look for it in the student edition and the kernel.  Never on in a lab."""
+    if not _recording():
+        return
+    from IPython.display import display
+
+    _recorded.append((name, expected))
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, (Tensor, np.ndarray, np.number)):
+            return plain(_array(v).tolist())
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            return v
+        return repr(v)
+
+    display({"application/vnd.lucid.expected+json": {"name": name, "expected": plain(expected)}},
+            raw=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,7 +187,54 @@ def _ragged(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and len({np.shape(_array(v)) for v in value}) > 1
 
 
-def _compare_arrays(answer: Any, expected: Any, rtol: float, atol: float) -> str | None:
+def _factor(ratio: float) -> str | None:
+    """A ratio (yours / the answer) that is a common slip: 2, ½, a whole number N or 1/N."""
+    for k in range(2, 10_001):
+        if np.isclose(ratio, k, rtol=1e-6):
+            return "twice the answer" if k == 2 else f"{k} times the answer"
+        if np.isclose(ratio, 1 / k, rtol=1e-6):
+            return "half the answer" if k == 2 else f"the answer divided by {k}"
+        if k > abs(ratio) + 1 and k > 1 / max(abs(ratio), 1e-12) + 1:
+            break
+    return None
+
+
+def _mistake(got: np.ndarray, exp: np.ndarray, rtol: float, atol: float) -> str | None:
+    """The kind of a common mistake, recognised without saying the answer: another order, the
+    opposite sign, a constant factor, off by one, a square or a square root too many."""
+    def close(a: Any, b: Any) -> bool:
+        return bool(np.all(np.isclose(a, b, rtol=rtol, atol=atol)))
+
+    if exp.dtype == np.bool_ or not np.issubdtype(exp.dtype, np.number):
+        return None
+    exp = exp.astype(np.float64)
+    got = got.astype(np.float64)
+    nonzero = np.abs(exp) > atol
+    if exp.size > 1 and close(np.sort(got, axis=None), np.sort(exp, axis=None)):
+        return "the right values, in another order"
+    if not nonzero.any():
+        return None
+    if close(got, -exp):
+        return "the opposite sign"
+    ratios = got[nonzero] / exp[nonzero]
+    constant = close(got[~nonzero], 0) and np.ptp(ratios) <= 1e-6 * np.abs(ratios).max()
+    kind = _factor(float(ratios[0])) if constant else None
+    if kind in ("twice the answer", "half the answer"):
+        return f"off by a constant factor: {kind}"
+    if close(np.abs(got - exp), 1.0):
+        return "off by one"
+    trivial = np.all(np.isclose(np.abs(exp), 1.0) | ~nonzero)
+    if not trivial and close(got, exp ** 2):
+        return "the square of the answer (a square root missing?)"
+    if not trivial and np.all(exp >= 0) and close(got, np.sqrt(exp)):
+        return "the square root of the answer (a square too few?)"
+    if kind:
+        return f"off by a constant factor: {kind}"
+    return None
+
+
+def _compare_arrays(answer: Any, expected: Any, rtol: float, atol: float,
+                    entries: str = "") -> str | None:
     exp = _array(expected)
     if _is_bool(answer) or (isinstance(answer, (list, tuple)) and not _is_numeric(answer)) \
             or not _is_numeric(answer):
@@ -123,6 +243,10 @@ def _compare_arrays(answer: Any, expected: Any, rtol: float, atol: float) -> str
     if got.shape != exp.shape:
         if got.size == exp.size == 1:
             got, exp = got.reshape(()), exp.reshape(())
+        elif got.ndim == 2 and got.shape == exp.shape[::-1]:
+            right = " and the right values" if np.allclose(got.T, exp, rtol=rtol, atol=atol) \
+                else ""
+            return f"your answer has shape {got.shape}: transposed{right}"
         else:
             return (f"your answer has shape {got.shape}; the answer has "
                     f"{'one number' if exp.size == 1 else 'another shape'}")
@@ -134,12 +258,19 @@ def _compare_arrays(answer: Any, expected: Any, rtol: float, atol: float) -> str
         bad = ~np.isclose(got, exp, rtol=rtol, atol=atol)
     if not bad.any():
         return None
+    kind = _mistake(got, exp, rtol, atol)
+    what = f" ({entries})" if entries else ""
     if exp.size == 1:
-        return "not right yet"
-    return f"{int(bad.sum())} of {exp.size} entries are not right yet"
+        return f"not right yet{what}" + (f": {kind}" if kind else "")
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    where = first[0] if len(first) == 1 else first
+    text = (f"{int(bad.sum())} of {exp.size} entries{what} are not right yet, the first at "
+            f"index {where}")
+    return text + (f": {kind}" if kind else "")
 
 
-def _problem(answer: Any, expected: Any, rtol: float, atol: float) -> str | None:
+def _problem(answer: Any, expected: Any, rtol: float, atol: float,
+             entries: str = "") -> str | None:
     """What is wrong with ``answer`` (in words that do not give ``expected`` away), or None."""
     if _unanswered(answer):
         return _NOT_ANSWERED
@@ -177,11 +308,19 @@ def _problem(answer: Any, expected: Any, rtol: float, atol: float) -> str | None
     if _is_shape(expected):
         if not _is_shape(tuple(answer) if isinstance(answer, list) else answer):
             return f"the answer is a shape, a tuple of whole numbers; yours is {_kind(answer)}"
+        answer = tuple(answer)
         if len(answer) != len(expected):
             return f"your shape has {len(answer)} axes; the answer has another number of axes"
-        return None if tuple(answer) == expected else "not right yet"
+        if answer == expected:
+            return None
+        if sorted(answer) == sorted(expected):
+            return "not right yet: the right sizes, in another order (transposed?)"
+        off = [i for i, (a, e) in enumerate(zip(answer, expected)) if a != e]
+        if len(off) == 1 and abs(answer[off[0]] - expected[off[0]]) == 1:
+            return f"not right yet: axis {off[0]} is off by one"
+        return "not right yet"
     if _is_numeric(expected) and not _ragged(expected):
-        return _compare_arrays(answer, expected, rtol, atol)
+        return _compare_arrays(answer, expected, rtol, atol, entries)
     if isinstance(expected, (list, tuple)):  # item by item (arrays of different shapes too)
         if not isinstance(answer, (list, tuple)):
             return f"the answer is a list; yours is {_kind(answer)}"
@@ -190,7 +329,8 @@ def _problem(answer: Any, expected: Any, rtol: float, atol: float) -> str | None
         for i, (a, e) in enumerate(zip(answer, expected), 1):
             problem = _problem(a, e, rtol, atol)
             if problem is not None:
-                return f"item {i} of {len(expected)}: {problem}"
+                return f"item {i} of {len(expected)}{f' ({entries})' if entries else ''}: " \
+                       f"{problem}"
         return None
     if answer == expected:
         return None
@@ -199,17 +339,42 @@ def _problem(answer: Any, expected: Any, rtol: float, atol: float) -> str | None
     return "not right yet"
 
 
+Mistakes = Mapping[str, Any]
+
+
+def _own_mistake(answer: Any, mistakes: Mistakes | None, rtol: float, atol: float) -> str | None:
+    """The first of a check's own mistake patterns that ``answer`` matches: a pattern is a
+    wrong value that a typical slip gives, or a function that says True for such an answer."""
+    for message, pattern in (mistakes or {}).items():
+        try:
+            hit = (bool(pattern(answer)) if callable(pattern) and not isinstance(pattern, Tensor)
+                   else _problem(answer, pattern, rtol, atol) is None)
+        except Exception:  # a pattern that does not apply to this kind of answer
+            hit = False
+        if hit:
+            return message
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # the three checks
 
 
-def check(name: str, answer: Any, expected: Any, *, hint: str = "", rtol: float = 1e-5,
+def check(name: str, answer: Any, expected: Any, *, nudge: str = "", hint: str = "",
+          entries: str = "", mistakes: Mistakes | None = None, rtol: float = 1e-5,
           atol: float = 1e-8) -> None:
     """Print ``✓ name: right`` when ``answer`` matches ``expected``; otherwise raise
-    :class:`NotRightYet` saying what is off, with ``hint``.  ``expected`` is never shown."""
-    problem = _problem(answer, expected, rtol, atol)
+    :class:`NotRightYet` saying what is off, with the ``nudge`` (first tries) or the ``hint``
+    (the method, from the second wrong try).  ``entries`` says what the entries of an array
+    answer are ("losses at steps 1..30"); ``mistakes`` maps a message to a wrong value (or a
+    test) that a common slip gives.  ``expected`` is never shown."""
+    _record(name, expected)
+    if _record_only:
+        return
+    problem = _problem(answer, expected, rtol, atol, entries)
     if problem is not None:
-        raise NotRightYet(name, problem, hint)
+        own = None if problem == _NOT_ANSWERED else _own_mistake(answer, mistakes, rtol, atol)
+        raise _fail(name, f"not right yet: {own}" if own else problem, nudge, hint)
     _passed(name)
 
 
@@ -229,35 +394,57 @@ def _describe(args: tuple) -> str:
     return ", ".join(parts)
 
 
+def _for_case(mistakes: Mistakes | None, args: tuple) -> dict[str, Any]:
+    """check_function's mistake patterns for one case: a pattern that is a function is a
+    *wrong reference*, called with the case's arguments to give the wrong result."""
+    out = {}
+    for message, pattern in (mistakes or {}).items():
+        try:
+            out[message] = pattern(*args) if callable(pattern) else pattern
+        except Exception:  # noqa: BLE001 (a pattern that does not apply to this case)
+            continue
+    return out
+
+
 def check_function(name: str, fn: Any, reference: Callable[..., Any], cases: Sequence[Any], *,
-                   hint: str = "", rtol: float = 1e-5, atol: float = 1e-8) -> None:
+                   nudge: str = "", hint: str = "", entries: str = "",
+                   mistakes: Mistakes | None = None, rtol: float = 1e-5,
+                   atol: float = 1e-8) -> None:
     """Call the student's ``fn`` and ``reference`` on every case (a tuple of arguments, or one
     argument) and compare the results as :func:`check` does.  The first case that differs is
-    named by its inputs; the reference's result is never shown."""
+    named by its inputs; the reference's result is never shown.  A mistake pattern here is a
+    wrong result, or a *wrong reference*: a function of the case's arguments that gives what a
+    typical slip gives."""
+    cases = [case if isinstance(case, tuple) else (case,) for case in cases]
+    if _recording():
+        _record(name, [reference(*args) for args in cases])
+    if _record_only:
+        return
     if _unanswered(fn):
-        raise NotRightYet(name, _NOT_ANSWERED, hint)
+        raise _fail(name, _NOT_ANSWERED, nudge, hint)
     if not callable(fn):
-        raise NotRightYet(name, f"this should be a function; yours is {_kind(fn)}", hint)
-    cases = list(cases)
-    for k, case in enumerate(cases, 1):
-        args = case if isinstance(case, tuple) else (case,)
+        raise _fail(name, f"this should be a function; yours is {_kind(fn)}", nudge, hint)
+    for k, args in enumerate(cases, 1):
         expected = reference(*args)  # first: the student's function may change its inputs
         try:
             answer = fn(*args)
         except NotImplementedError:
-            raise NotRightYet(name, _NOT_WRITTEN, hint) from None
+            raise _fail(name, _NOT_WRITTEN, nudge, hint) from None
         except Exception as err:  # the student's bug, reported as a failed check
-            raise NotRightYet(name, f"case {k} of {len(cases)} ({_describe(args)}): your "
-                                    f"function raised {type(err).__name__}: {err}", hint) from None
-        problem = _problem(answer, expected, rtol, atol)
+            raise _fail(name, f"case {k} of {len(cases)} ({_describe(args)}): your function "
+                              f"raised {type(err).__name__}: {err}", nudge, hint) from None
+        problem = _problem(answer, expected, rtol, atol, entries)
         if problem is not None:
-            raise NotRightYet(name, f"case {k} of {len(cases)} ({_describe(args)}): {problem}",
-                              hint)
+            own = _own_mistake(answer, _for_case(mistakes, args), rtol, atol)
+            problem = f"not right yet: {own}" if own else problem
+            raise _fail(name, f"case {k} of {len(cases)} ({_describe(args)}): {problem}",
+                        nudge, hint)
     _passed(name)
 
 
 def check_grad(name: str, answer: Any, fn: Callable[..., Tensor], *inputs: Any,
-               hint: str = "", rtol: float = 1e-5, atol: float = 1e-8) -> None:
+               nudge: str = "", hint: str = "", mistakes: Mistakes | None = None,
+               rtol: float = 1e-5, atol: float = 1e-8) -> None:
     """Compare ``answer`` with the gradient Lucid computes for ``fn`` at ``inputs``.
 
     ``fn`` takes one Tensor per input and returns a Tensor (summed first if it is not a
@@ -269,26 +456,100 @@ def check_grad(name: str, answer: Any, fn: Callable[..., Tensor], *inputs: Any,
     out = fn(*leaves)
     grads = grad(out if out.size == 1 else out.sum(), leaves, allow_unused=True)
     expected = [np.zeros(x.shape) if g is None else g.numpy() for x, g in zip(leaves, grads)]
+    _record(name, expected[0] if len(expected) == 1 else expected)
+    if _record_only:
+        return
     if callable(answer) and not isinstance(answer, Tensor):
         try:
             answer = answer(*inputs)
         except NotImplementedError:
-            raise NotRightYet(name, _NOT_WRITTEN, hint) from None
+            raise _fail(name, _NOT_WRITTEN, nudge, hint) from None
         except Exception as err:  # the student's bug, reported as a failed check
-            raise NotRightYet(name, f"your function raised {type(err).__name__}: {err}",
-                              hint) from None
+            raise _fail(name, f"your function raised {type(err).__name__}: {err}", nudge,
+                        hint) from None
     if _unanswered(answer) and not (len(leaves) > 1 and isinstance(answer, (tuple, list))):
-        raise NotRightYet(name, _NOT_ANSWERED, hint)
+        raise _fail(name, _NOT_ANSWERED, nudge, hint)
     answers = [answer] if len(leaves) == 1 else answer
     if len(leaves) > 1 and (not isinstance(answers, (tuple, list))
                             or len(answers) != len(leaves)
                             or (all(_is_number(a) for a in answers)
                                 and any(x.size > 1 for x in leaves))):
-        raise NotRightYet(name, f"give one gradient per input ({len(leaves)} of them), each "
-                                f"shaped like its input; yours is {_kind(answer)}", hint)
+        raise _fail(name, f"give one gradient per input ({len(leaves)} of them), each shaped "
+                          f"like its input; yours is {_kind(answer)}", nudge, hint)
     for i, (a, e) in enumerate(zip(answers, expected), 1):
         problem = _problem(a, e, rtol, atol)
         if problem is not None:
+            own = None if problem == _NOT_ANSWERED else _own_mistake(a, mistakes, rtol, atol)
+            problem = f"not right yet: {own}" if own else problem
             where = f"the gradient for input {i} of {len(leaves)}: " if len(leaves) > 1 else ""
-            raise NotRightYet(name, where + problem, hint)
+            raise _fail(name, where + problem, nudge, hint)
     _passed(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# a check cell in a scope of its own: the student edition and the grader
+
+
+def pack(code: str) -> str:
+    """A check's code as the student edition stores it: compressed, so that the expected value
+    it computes is not in plain sight (:func:`run_check` unpacks it)."""
+    return base64.b64encode(zlib.compress(code.encode("utf-8"), 9)).decode("ascii")
+
+
+def _unpack(packed: str) -> str:
+    return zlib.decompress(base64.b64decode(packed)).decode("utf-8")
+
+
+def _caller_namespace() -> dict:
+    """The namespace of the notebook (the caller's globals)."""
+    return sys._getframe(2).f_globals
+
+
+def _exec_scoped(code: str, namespace: dict, extra: dict | None = None) -> None:
+    """Run ``code`` in a copy of ``namespace``: it reads the notebook's variables, and whatever
+    it assigns (``x_check``...) is dropped with the copy afterwards."""
+    scope = dict(namespace)
+    scope.update(extra or {})
+    try:
+        exec(compile(code, "<check>", "exec"), scope)
+    finally:
+        scope.clear()  # the traceback of a failed check must not keep its variables alive
+
+
+def run_check(name: str, packed: str) -> None:
+    """Run the packed check of exercise ``name`` (see :func:`pack`) in a scope of its own.  A
+    failed check raises a fresh :class:`NotRightYet`, with no traceback that leads back to
+    the check's variables."""
+    global _record_only
+    failure, namespace = None, _caller_namespace()
+    if _recording():  # once to record every part's expected value, the first failure aside
+        _record_only = True
+        try:
+            _exec_scoped(_unpack(packed), namespace)
+        except Exception:  # noqa: BLE001 (the real run below reports it)
+            pass
+        finally:
+            _record_only = False
+    try:
+        _exec_scoped(_unpack(packed), namespace)
+    except NotRightYet as err:
+        failure = (err.name, err.problem, err.hint)
+    if failure is not None:
+        raise NotRightYet(*failure)
+
+
+def grade_check(name: str, packed: str, token: str) -> None:
+    """Grade one exercise (``course.py grade`` calls this in a fresh copy of this module, so a
+    notebook that rebinds ``check`` or changes this module cannot fake a pass): run the
+    teacher's packed check in a scope of its own, with this module's checks, and print one
+    line, ``token`` followed by the result as JSON."""
+    checks = {"check": check, "check_function": check_function, "check_grad": check_grad}
+    result: dict[str, Any] = {"name": name}
+    try:
+        _exec_scoped(_unpack(packed), _caller_namespace(), checks)
+        result["right"] = True
+    except NotRightYet as err:
+        result.update(right=False, problem=err.problem)
+    except BaseException as err:  # noqa: BLE001 (the student's state broke the check: no point)
+        result.update(right=False, problem=f"the check raised {type(err).__name__}: {err}")
+    print(token, json.dumps(result), flush=True)

@@ -10,18 +10,23 @@ is the teacher edition, run by ``make test``.  Three cell tags matter:
 * ``solution`` -- the teacher's answer to an exercise.  The student edition replaces it with a
   stub (see :func:`stub`);
 * ``check`` -- the self-check that follows every solution: it calls :mod:`lucid_viz.exercises`,
-  which passes on the solution and fails, with a hint, on the stub.
+  which passes on the solution and fails, with a hint, on the stub;
+* ``answer`` -- a cell after a check that shows or discusses the answer: the student edition
+  leaves it out.
 
 Usage (the Makefile's ``notebooks`` and ``student`` targets call it)::
 
     python notebooks/course.py build [CHAPTER ...] [--all] [--no-run]
     python notebooks/course.py check
     python notebooks/course.py student [--out DIR]
+    python notebooks/course.py grade SUBMISSIONS [--out grades.csv] [--timeout SECONDS]
 
 ``build`` regenerates and executes the notebooks whose source changed (their cells no longer
-match), or the chapters named (``07`` or ``07_training_an_mlp``), or all of them with ``--all``.
-``check`` lists the chapters whose source and notebook disagree.  ``student`` writes the
-student edition (default ``student/`` at the repository root).
+match), or the chapters named (``08`` or ``08_training_an_mlp``), or all of them with ``--all``.
+``check`` lists the chapters whose source and notebook disagree, or whose notebook was saved
+half-run.  ``student`` writes the student edition (default ``student/`` at the repository root).
+``grade`` executes the students' notebooks (``SUBMISSIONS/<student>/<chapter>.ipynb``) and
+checks every exercise against the teacher's checks: see :func:`grade`.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,12 +52,26 @@ REPO = HERE.parent
 STUDENT = REPO / "student"
 
 SOLUTION, CHECK, NBVAL = "solution", "check", "nbval-check-output"
+ANSWER = "answer"  # a cell that shows or discusses an exercise's answer: not in the student edition
 EXERCISE = "exercise"  # what a solution cell is tagged in the student edition
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 TODO_CODE = 'raise NotImplementedError("TODO: your code here")'
-CHECK_LINE = "# Check your answer: run this cell."  # what a folded check cell shows
+CHECK_LINE = "# Check your answer: run this cell."  # the first line of a student's check cell
+RUN_CHECK = "from lucid_viz.exercises import run_check"
+CHECK_NAMES = ("check", "check_function", "check_grad")
 
-KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+#: the kernel as JupyterLab writes it into a notebook it saves (ipykernel's own kernelspec), so
+#: that opening and closing a chapter leaves it unmodified
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+#: the pairing of a chapter with its source, stored in the chapter (not in jupytext.toml, so that
+#: a new notebook made in the lab is not paired and leaves no stray source in src/)
+PAIRING = "ipynb,src//py:percent"
+#: What the kernels that run the chapters get in their environment: one BLAS/OpenMP thread.
+#: NumPy's BLAS otherwise starts a thread per core and spins them while they wait for each
+#: other; on a busy machine (a shared JupyterHub, a laptop doing other work) those threads fight
+#: the other processes and a chapter takes several times longer, while the course's matrices
+#: are too small to gain from a second thread. The root conftest.py and `make lab` set the same.
+KERNEL_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: how jupytext writes a source: what notebooks/jupytext.toml says for the pairing in JupyterLab
 SOURCE_FORMAT = {"extension": ".py", "format_name": "percent",
                  "notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
@@ -68,7 +88,7 @@ def chapters() -> list[str]:
 
 
 def resolve(names: list[str]) -> list[str]:
-    """Chapter names from what a user typed: ``07``, ``07_training_an_mlp`` or its file name."""
+    """Chapter names from what a user typed: ``08``, ``08_training_an_mlp`` or its file name."""
     known, out = chapters(), []
     for name in names:
         stem = Path(name).stem
@@ -87,8 +107,8 @@ def read_source(chapter: str) -> Any:
     nb = jupytext.read(SRC / f"{chapter}.py", fmt="py:percent")
     nb.nbformat, nb.nbformat_minor = 4, 5
     nb.metadata = {  # what JupyterLab's jupytext writes on save too, so a save changes nothing
-        "jupytext": {k: SOURCE_FORMAT[k] for k in ("cell_metadata_filter",
-                                                    "notebook_metadata_filter")},
+        "jupytext": {"formats": PAIRING, **{k: SOURCE_FORMAT[k] for k in (
+            "cell_metadata_filter", "notebook_metadata_filter")}},
         "kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
     for cell in nb.cells:
         tags = cell.metadata.get("tags")
@@ -127,8 +147,12 @@ def disagreement(chapter: str) -> str | None:
     path = HERE / f"{chapter}.ipynb"
     if not path.exists():
         return f"{path.name} does not exist"
-    ours = cell_keys(read_source(chapter).cells)
-    theirs = cell_keys(read_notebook(path)["cells"])
+    source, stored = read_source(chapter), read_notebook(path)
+    for key in ("kernelspec", "jupytext"):
+        if stored.get("metadata", {}).get(key) != source.metadata[key]:
+            return f"its {key} metadata is not {source.metadata[key]}"
+    ours = cell_keys(source.cells)
+    theirs = cell_keys(stored["cells"])
     for i, (a, b) in enumerate(zip(ours, theirs)):
         if a != b:
             what = ("type" if a[0] != b[0] else "text" if a[1] != b[1] else "tags")
@@ -136,6 +160,17 @@ def disagreement(chapter: str) -> str | None:
                     f"notebook: {b[1][:60]!r}...)")
     if len(ours) != len(theirs):
         return f"the source has {len(ours)} cells, the notebook {len(theirs)}"
+    return not_run(stored)
+
+
+def not_run(nb: dict) -> str | None:
+    """Why a stored notebook is not fully executed (a Run All interrupted and saved, say)."""
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    missing = [i for i, c in enumerate(nb["cells"])
+               if c["cell_type"] == "code" and c.get("execution_count") is None]
+    if missing:
+        return (f"{len(missing)} of {len(code)} code cells have no outputs (not run), the first "
+                f"is cell {missing[0]}")
     return None
 
 
@@ -236,7 +271,8 @@ def build(chapter: str, run: bool = True) -> float:
     if run:
         NotebookClient(nb, kernel_name="python3", timeout=TIMEOUT_S, record_timing=False,
                        coalesce_streams=True,  # one stream output per cell, however it arrived
-                       resources={"metadata": {"path": str(HERE)}}).execute()
+                       resources={"metadata": {"path": str(HERE)}}
+                       ).execute(env={**os.environ, **KERNEL_ENV})
     _write_atomic(path, _stable_widget_ids(nb, _dumps(nb), chapter))
     return time.perf_counter() - t0
 
@@ -333,11 +369,36 @@ def stub(source: str) -> str:
     return "\n".join(out)
 
 
+def exercise_name(check_source: str) -> str:
+    """The exercise a check cell checks: the name its first ``check*`` call gives, without a
+    part in brackets ("Exercise 5.1 (MACs)" is part of "Exercise 5.1")."""
+    for node in ast.walk(ast.parse(check_source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in CHECK_NAMES and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            return re.sub(r"\s*\(.*\)$", "", node.args[0].value)
+    raise StubError(f"a check cell calls none of {', '.join(CHECK_NAMES)} with the exercise's "
+                    f"name first: {check_source[:60]!r}...")
+
+
+def student_check(check_source: str) -> str:
+    """A check cell as the student edition has it: the teacher's code packed (so that the
+    expected value it computes is not in plain sight) and run in a scope of its own, so that
+    nothing it computes stays in the notebook's namespace."""
+    from lucid_viz.exercises import pack
+
+    name = exercise_name(check_source)
+    return f"{CHECK_LINE}\n{RUN_CHECK}\nrun_check({name!r}, {pack(check_source)!r})"
+
+
 def student_edition(nb: dict) -> dict:
     """The student edition of a teacher notebook: every solution becomes a stub (tagged
-    ``exercise``), solutions and self-checks lose their outputs, the self-checks' code is folded
-    away (JupyterLab shows a bar to click), test tags are dropped."""
+    ``exercise``), solutions and self-checks lose their outputs, a self-check's code is packed
+    (see :func:`student_check`) and folded away, the cells tagged ``answer`` (those that show or
+    discuss an answer) are left out, test tags are dropped."""
     nb = copy.deepcopy(nb)
+    nb.get("metadata", {}).pop("jupytext", None)  # a student's notebook is not paired with a source
+    nb["cells"] = [c for c in nb["cells"] if ANSWER not in tags(c)]
     for cell in nb["cells"]:
         cell_tags = tags(cell)
         if SOLUTION in cell_tags:
@@ -345,8 +406,8 @@ def student_edition(nb: dict) -> dict:
             cell_tags = [EXERCISE if t == SOLUTION else t for t in cell_tags]
         if cell["cell_type"] == "code" and (EXERCISE in cell_tags or CHECK in cell_tags):
             cell["outputs"], cell["execution_count"] = [], None
-        if CHECK in cell_tags:  # folded: a student sees the verdict (and the hint) when it runs
-            cell["source"] = CHECK_LINE + "\n" + source_text(cell)
+        if CHECK in cell_tags:  # packed, and run in a scope of its own
+            cell["source"] = student_check(source_text(cell))
             cell.setdefault("metadata", {}).setdefault("jupyter", {})["source_hidden"] = True
         cell_tags = [t for t in cell_tags if t != NBVAL]
         if cell_tags:
@@ -376,6 +437,161 @@ def write_student(out: Path = STUDENT, names: list[str] | None = None) -> list[P
 
 
 # ---------------------------------------------------------------------------------------------
+# grade: the students' notebooks, executed, checked against the teacher's checks
+
+GRADE_TIMEOUT_S = 300  # per notebook: a chapter runs in well under a minute
+
+
+def teacher_checks(chapter: str) -> list[tuple[str, str]]:
+    """Every exercise of a chapter as (name, the teacher's check code), in order: the expected
+    values a submission is graded against, kept with the teacher edition."""
+    nb = read_notebook(HERE / f"{chapter}.ipynb")
+    return [(exercise_name(source_text(c)), source_text(c)) for c in nb["cells"]
+            if c["cell_type"] == "code" and CHECK in tags(c)]
+
+
+def _grader_cell(name: str, code: str, token: str) -> str:
+    """The cell that grades one exercise inside a student's kernel: a fresh copy of
+    lucid_viz.exercises (whatever the notebook did to the one it imported, or to ``check``)
+    runs the teacher's check and prints ``token`` and the result."""
+    from lucid_viz import exercises
+
+    return "\n".join([
+        "import importlib.util as _lucid_iu",
+        f"_lucid_spec = _lucid_iu.spec_from_file_location('_lucid_grading', "
+        f"{exercises.__file__!r})",
+        "_lucid_grading = _lucid_iu.module_from_spec(_lucid_spec)",
+        "_lucid_spec.loader.exec_module(_lucid_grading)",
+        "del _lucid_iu, _lucid_spec",
+        f"_lucid_grading.grade_check({name!r}, {exercises.pack(code)!r}, {token!r})"])
+
+
+def _submitted_check(cell: dict) -> str | None:
+    """The exercise a submitted cell checks (its ``run_check`` call), or None."""
+    if cell.get("cell_type") != "code":
+        return None
+    found = re.search(r"run_check\(\s*(['\"])(.+?)\1", source_text(cell))
+    return found.group(2) if found else None
+
+
+def grading_notebook(submitted: dict, chapter: str, token: str) -> Any:
+    """The submission with every check cell replaced by a grader cell (a check the student
+    deleted is added at the end), and no outputs."""
+    import nbformat
+
+    checks = dict(teacher_checks(chapter))
+    cells, seen = [], set()
+    for cell in submitted.get("cells", []):
+        name = _submitted_check(cell)
+        if name is not None or CHECK in tags(cell):
+            if name in checks and name not in seen:
+                seen.add(name)
+                cells.append(nbformat.v4.new_code_cell(_grader_cell(name, checks[name], token)))
+            continue
+        if cell.get("cell_type") == "code":
+            cells.append(nbformat.v4.new_code_cell(source_text(cell)))
+        else:
+            cells.append(nbformat.v4.new_markdown_cell(source_text(cell)))
+    for name, code in checks.items():
+        if name not in seen:
+            cells.append(nbformat.v4.new_code_cell(_grader_cell(name, code, token)))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    return nb
+
+
+def grade_notebook(path: Path, chapter: str, timeout: float = GRADE_TIMEOUT_S
+                   ) -> tuple[dict[str, bool], list[str]]:
+    """Execute a student's notebook in a kernel of its own, in a folder of its own, within
+    ``timeout`` seconds in all, and return which exercises are right and what went wrong (a
+    crash, a hang, a dead kernel...).  It never raises for what the notebook does."""
+    import secrets
+
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    try:
+        submitted = read_notebook(path)
+    except (OSError, ValueError) as err:
+        return {}, [f"{path.name}: not a readable notebook ({err})"]
+    token = secrets.token_hex(16)  # a notebook cannot print a result line without it
+    nb = grading_notebook(submitted, chapter, token)
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="lucid-grade-") as workdir:
+        client = NotebookClient(nb, kernel_name="python3", timeout=int(timeout),
+                                allow_errors=True, record_timing=False,
+                                resources={"metadata": {"path": workdir}})
+        try:  # the kernel's own warnings (stderr) would only clutter the report
+            with client.setup_kernel(stderr=subprocess.DEVNULL,
+                                     env={**os.environ, **KERNEL_ENV}):
+                deadline = time.monotonic() + timeout  # the notebook's time, not the start's
+                for index, cell in enumerate(nb.cells):
+                    left = deadline - time.monotonic()
+                    if left < 1:
+                        raise CellTimeoutError(f"cell {index}")
+                    client.timeout = int(left)
+                    client.execute_cell(cell, index)
+        except CellTimeoutError:
+            notes.append(f"{path.name}: stopped at the time limit ({timeout:g} s)")
+        except DeadKernelError:
+            notes.append(f"{path.name}: the kernel died (the notebook crashed it)")
+        except Exception as err:  # noqa: BLE001 (one notebook never stops the gradebook)
+            notes.append(f"{path.name}: could not be run: {type(err).__name__}: {err}")
+    errors = sum(1 for c in nb.cells for o in c.get("outputs", [])
+                 if o.get("output_type") == "error")
+    if errors:
+        notes.append(f"{path.name}: {errors} cells raised an error")
+    right: dict[str, bool] = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            for line in out.get("text", "").splitlines() if out.get("name") == "stdout" else []:
+                if line.startswith(token + " "):
+                    result = json.loads(line[len(token) + 1:])
+                    right[result["name"]] = bool(result["right"])
+    return right, notes
+
+
+def grade(submissions: Path, out: Path, timeout: float = GRADE_TIMEOUT_S) -> list[dict]:
+    """Grade every student's notebooks: ``submissions/<student>/<chapter>.ipynb`` (nbgrader's
+    layout; deeper folders are searched too).  Writes ``out`` (CSV): one row per student, one
+    column per exercise of the chapters handed in (1 point each), the total, and notes."""
+    import csv
+
+    known = set(chapters())
+    students = sorted(p for p in submissions.iterdir() if p.is_dir())
+    if not students:
+        raise SystemExit(f"course.py grade: {submissions} has no student folders")
+    handed_in = {s.name: sorted(p for p in s.rglob("*.ipynb")
+                                if ".ipynb_checkpoints" not in p.parts) for s in students}
+    graded = sorted({p.stem for paths in handed_in.values() for p in paths} & known)
+    columns = [name for chapter in graded for name, _ in teacher_checks(chapter)]
+    rows = []
+    for student in students:
+        row: dict[str, Any] = {"student": student.name, **dict.fromkeys(columns, 0)}
+        notes = []
+        for path in handed_in[student.name]:
+            if path.stem not in known:
+                notes.append(f"{path.name}: not a chapter of the course, not graded")
+                continue
+            t0 = time.perf_counter()
+            right, problems = grade_notebook(path, path.stem, timeout)
+            notes += problems
+            for name, ok in right.items():
+                row[name] = int(ok)
+            print(f"{student.name}/{path.name}: {sum(right.values())} of "
+                  f"{len(teacher_checks(path.stem))} right ({time.perf_counter() - t0:.0f} s)"
+                  + "".join(f"\n  {n}" for n in problems), flush=True)
+        row["total"] = sum(row[c] for c in columns)
+        row["notes"] = "; ".join(notes)
+        rows.append(row)
+    with out.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["student", *columns, "total", "notes"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
 # command line
 
 
@@ -383,14 +599,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="course.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="regenerate (and execute) notebooks from their sources")
-    b.add_argument("chapters", nargs="*", help="e.g. 07 or 07_training_an_mlp (default: the "
+    b.add_argument("chapters", nargs="*", help="e.g. 08 or 08_training_an_mlp (default: the "
                                                "chapters whose source changed)")
     b.add_argument("--all", action="store_true", help="rebuild every chapter")
     b.add_argument("--no-run", action="store_true", help="write the cells, do not execute")
-    sub.add_parser("check", help="list the notebooks that disagree with their sources")
+    sub.add_parser("check", help="list the notebooks that disagree with their sources or "
+                                 "were not run to the end")
     s = sub.add_parser("student", help="write the student edition")
     s.add_argument("--out", type=Path, default=STUDENT, help="folder (default: student/)")
+    g = sub.add_parser("grade", help="grade the students' notebooks into a CSV gradebook")
+    g.add_argument("submissions", type=Path, help="one folder per student, holding that "
+                                                  "student's chapter notebooks")
+    g.add_argument("--out", type=Path, default=Path("grades.csv"), help="the CSV to write")
+    g.add_argument("--timeout", type=float, default=GRADE_TIMEOUT_S,
+                   help=f"seconds per notebook (default {GRADE_TIMEOUT_S})")
     args = parser.parse_args(argv)
+
+    if args.command == "grade":
+        rows = grade(args.submissions, args.out, args.timeout)
+        print(f"grades of {len(rows)} students written to {args.out}")
+        return 0
 
     if args.command == "build":
         if args.all:

@@ -65,7 +65,10 @@ def test_the_pairing_in_jupyterlab_writes_sources_as_the_build_does():
     from jupytext.config import load_jupytext_configuration_file
 
     config = load_jupytext_configuration_file(str(NOTEBOOKS / "jupytext.toml"))
-    assert config.formats == ["ipynb,src//py:percent"]
+    assert not any(config.formats)  # each chapter stores its pairing: new notebooks stay unpaired
+    for chapter in CHAPTERS:
+        metadata = json.loads((NOTEBOOKS / f"{chapter}.ipynb").read_text())["metadata"]
+        assert metadata["jupytext"]["formats"] == course.PAIRING == "ipynb,src//py:percent"
     assert config.notebook_metadata_filter == course.SOURCE_FORMAT["notebook_metadata_filter"]
     assert config.cell_metadata_filter == course.SOURCE_FORMAT["cell_metadata_filter"]
 

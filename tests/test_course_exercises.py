@@ -1,6 +1,7 @@
 """The exercises and the student edition.
 
-Every chapter has at least three exercises, each a `solution` cell followed by a `check` cell.
+Every chapter has at least four exercises, each a `solution` cell followed by a `check` cell, and
+at least one of them asks for code (a function, a class, or lines between solution markers).
 The teacher edition (notebooks/*.ipynb) runs the solutions under nbval, so every check passes
 there. Here the student edition is written and executed: every check must fail with its hint
 (a NotRightYet error), every other cell must run, so a student who skips an exercise can go on.
@@ -8,14 +9,29 @@ there. Here the student edition is written and executed: every check must fail w
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib.util
 import json
+import os
+import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.course_leaks import (
+    PROBE_AFTER,
+    PROBE_BEFORE,
+    PROBE_SETUP,
+    RECORD_MIME,
+    numbers,
+    pattern,
+    visible_text,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -27,7 +43,7 @@ CHAPTERS = course.chapters()
 nbformat = pytest.importorskip("nbformat", reason="the notebooks extra installs nbformat")
 nbclient = pytest.importorskip("nbclient", reason="the notebooks extra installs nbclient")
 
-MIN_EXERCISES = 3
+MIN_EXERCISES = 4
 
 
 def _notebook(chapter: str) -> dict:
@@ -140,6 +156,9 @@ def test_a_chapter_has_exercises_each_followed_by_its_check(chapter):
     assert len(solutions) >= MIN_EXERCISES, (
         f"{chapter} has {len(solutions)} exercises (cells tagged 'solution'); a chapter needs "
         f"at least {MIN_EXERCISES}")
+    writes_code = [i for i in solutions if re.search(
+        r"^\s*(def |class |# BEGIN SOLUTION)", course.source_text(code[i]), re.M)]
+    assert writes_code, f"{chapter}: no exercise asks for code (a function, a class, markers)"
     for i in solutions:
         follower = code[i + 1] if i + 1 < len(code) else None
         assert follower is not None and course.CHECK in course.tags(follower), (
@@ -153,27 +172,121 @@ def test_a_chapter_has_exercises_each_followed_by_its_check(chapter):
                 f"{chapter}: the check cell {cell['id']} did not pass on the solution")
 
 
+def _free_reads(node: ast.AST) -> set[str]:
+    """The names a piece of code reads that it does not bind itself (a function's parameters
+    and locals are its own)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = node.args
+        own = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        own |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        body = node.body if isinstance(node.body, list) else [node.body]
+        own |= {n.id for b in body for n in ast.walk(b)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        defaults = set().union(*[_free_reads(d) for d in args.defaults + args.kw_defaults
+                                 if d is not None])
+        return defaults | (set().union(*[_free_reads(b) for b in body]) - own)
+    if isinstance(node, ast.Name):
+        return {node.id} if isinstance(node.ctx, ast.Load) else set()
+    return set().union(*[_free_reads(c) for c in ast.iter_child_nodes(node)])
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """The names a cell reads, and those it binds at its top level (magics left out)."""
+    tree = ast.parse("\n".join(line for line in source.split("\n")
+                               if not line.lstrip().startswith(("%", "!"))))
+    binds = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds.add(stmt.name)
+        else:
+            binds |= {n.id for n in ast.walk(stmt)
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return _free_reads(tree), binds
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_cell_uses_what_a_check_defines(chapter):
+    """In the student edition a check runs in a scope of its own: what it defines is gone
+    afterwards, so no later cell (but an `answer` cell, which the student edition leaves out)
+    may read it."""
+    from_checks: dict[str, int] = {}
+    for i, cell in enumerate(_notebook(chapter)["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        reads, binds = _names(course.source_text(cell))
+        if course.ANSWER not in course.tags(cell):
+            used = {name: from_checks[name] for name in reads - binds if name in from_checks}
+            assert not used, f"{chapter}, cell {i} reads what check cells define: {used}"
+        if course.CHECK in course.tags(cell):
+            from_checks.update(dict.fromkeys(binds, i))
+        else:
+            for name in binds:
+                from_checks.pop(name, None)
+
+
 def _error(cell) -> dict | None:
     return next((o for o in cell.get("outputs", []) if o["output_type"] == "error"), None)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter, tmp_path):
-    (path,) = course.write_student(tmp_path, [chapter])
+@functools.cache
+def _student_run(chapter: str) -> tuple[dict, object, list[tuple[str, object]], list[str]]:
+    """The chapter's student edition as written, and as executed (every cell, errors allowed)
+    with the checks recording their expected values and a probe of the kernel's namespace
+    around every check.  Returns (written, executed, [(exercise, expected value)], leaks)."""
+    out = Path(tempfile.mkdtemp(prefix="lucid-student-"))
+    (path,) = course.write_student(out, [chapter])
+    written = json.loads(path.read_text(encoding="utf-8"))
     nb = nbformat.read(path, as_version=4)
-    teacher = _notebook(chapter)["cells"]
+    probed = [nbformat.v4.new_code_cell(PROBE_SETUP)]
+    for cell in nb.cells:
+        is_check = course.CHECK in course.tags(cell)
+        probed += ([nbformat.v4.new_code_cell(PROBE_BEFORE)] if is_check else []) + [cell] + \
+                  ([nbformat.v4.new_code_cell(PROBE_AFTER)] if is_check else [])
+    nb.cells = probed
+    old = os.environ.get("LUCID_EXERCISE_RECORD")
+    os.environ["LUCID_EXERCISE_RECORD"] = "1"  # the kernel inherits it
+    try:
+        nbclient.NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
+                                coalesce_streams=True,
+                                resources={"metadata": {"path": str(out)}}).execute()
+    finally:
+        if old is None:
+            del os.environ["LUCID_EXERCISE_RECORD"]
+        else:
+            os.environ["LUCID_EXERCISE_RECORD"] = old
+    expected, leaks = [], []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if RECORD_MIME in o.get("data", {}):
+                record = o["data"][RECORD_MIME]
+                expected.append((record["name"], record["expected"]))
+            if cell.source == PROBE_AFTER and o.get("name") == "stdout":
+                leaks += [leak for line in o["text"].splitlines() if line.startswith("LEAKS ")
+                          for leak in json.loads(line[len("LEAKS "):])]
+            if cell.source in (PROBE_SETUP, PROBE_BEFORE, PROBE_AFTER) and \
+                    o["output_type"] == "error":
+                raise AssertionError(f"the leak probe failed: {o['evalue']}")
+    nb.cells = [c for c in nb.cells if c.source not in (PROBE_SETUP, PROBE_BEFORE, PROBE_AFTER)]
+    return written, nb, expected, leaks
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter):
+    written, nb, _, _ = _student_run(chapter)
+    teacher = [c for c in _notebook(chapter)["cells"] if course.ANSWER not in course.tags(c)]
+    assert len(nb.cells) == len(teacher)
     for mine, theirs in zip(nb.cells, teacher):
         if course.SOLUTION in course.tags(theirs):
-            assert course.EXERCISE in course.tags(mine) and not mine.outputs
+            assert course.EXERCISE in course.tags(mine)
             assert mine.source == course.stub(course.source_text(theirs)) != theirs["source"]
         if course.CHECK in course.tags(theirs):
-            assert mine.metadata["jupyter"]["source_hidden"] is True and not mine.outputs
-            assert mine.source == course.CHECK_LINE + "\n" + course.source_text(theirs)
+            assert mine.metadata["jupyter"]["source_hidden"] is True
+            assert mine.source == course.student_check(course.source_text(theirs))
         assert course.SOLUTION not in course.tags(mine)
         assert course.NBVAL not in course.tags(mine)
-
-    nbclient.NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for cell in written["cells"]:
+        if {course.EXERCISE, course.CHECK} & set(course.tags(cell)):
+            assert not cell["outputs"]
 
     first_stub = min(i for i, c in enumerate(nb.cells) if course.EXERCISE in course.tags(c))
     checks = 0
@@ -189,6 +302,9 @@ def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter, t
                                                     f"{error['evalue']}"
             hint = error["evalue"].split("\nHint: ", 1)
             assert len(hint) == 2 and len(hint[1]) >= 10, f"{where}: no hint in {error}"
+            assert [line for line in error["traceback"] if line.strip()] == \
+                [line for line in error["traceback"] if line.strip()][:2], \
+                f"{where}: the failed check shows more than its two lines"
         elif course.EXERCISE in cell_tags:
             assert error is None or error["ename"] == "NotImplementedError", (
                 f"{where}: the stub raised {error['ename']}: {error['evalue']}")
@@ -198,6 +314,44 @@ def test_the_student_edition_runs_and_every_check_fails_with_its_hint(chapter, t
     assert checks >= MIN_EXERCISES
     ran = [c for c in nb.cells[:first_stub] if c.cell_type == "code"]
     assert all(c.execution_count is not None and _error(c) is None for c in ran)
+
+
+#: answers the statement gives by nature: the exercise is to see that they are the same
+GIVEN = {
+    "Exercise 4.1 (dL/dB)": "a gradient has the shape of its input, which the statement gives",
+    "Exercise 15.1 (output)": "attention's output has its query's shape, which the statement "
+                              "gives",
+}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_answer_is_in_the_student_edition(chapter):
+    """Every expected value a check computes (recorded while the student edition runs), in
+    every usual spelling, is searched for in the student notebook as handed out and as run."""
+    written, executed, expected, _ = _student_run(chapter)
+    names = {course.exercise_name(course.source_text(c)) for c in _notebook(chapter)["cells"]
+             if course.CHECK in course.tags(c)}
+    recorded = {name.split(" (")[0] for name, _ in expected}
+    assert names <= recorded, f"{chapter}: no expected value recorded for {names - recorded}"
+    texts = {"as handed out": visible_text(written),
+             "as run": visible_text(nbformat.from_dict(executed))}
+    found = []
+    for name, value in expected:
+        if name in GIVEN:
+            continue
+        for x in set(numbers(value)):
+            for where, text in texts.items():
+                hit = pattern(x).search(text)
+                if hit:
+                    context = text[max(0, hit.start() - 60):hit.end() + 20].replace("\n", " ")
+                    found.append(f"{name}'s answer {x!r} appears {where}: ...{context}...")
+    assert not found, f"{chapter}: " + "\n".join(sorted(set(found)))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_answer_stays_in_the_kernel_after_a_check(chapter):
+    *_, leaks = _student_run(chapter)
+    assert not leaks, f"{chapter}: " + "; ".join(leaks)
 
 
 def test_make_student_writes_every_chapter(tmp_path):

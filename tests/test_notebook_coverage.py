@@ -193,11 +193,11 @@ def test_the_course_has_its_notebooks():
     names = [p.stem for p in NOTEBOOKS]
     assert names == [
         "00_start_here", "01_tensors_and_dtypes", "02_autograd_and_the_dag",
-        "03_backward_step_by_step", "04_devices_cpu_gpu", "05_flops",
-        "06_parameters_buffers_state_dict", "07_training_an_mlp", "08_cnns_and_resnet",
-        "09_layers_and_losses", "10_optimizers_and_data", "11_gradients_by_hand",
-        "12_build_it_yourself", "13_sequences", "14_attention_and_gpt", "15_generative_models",
-        "16_beyond_first_derivatives",
+        "03_backward_step_by_step", "04_gradients_by_hand", "05_devices_cpu_gpu", "06_flops",
+        "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_cnns_and_resnet",
+        "10_layers_and_losses", "11_optimizers_and_data", "12_build_it_yourself",
+        "13_recurrent_networks", "14_gradients_through_time", "15_attention", "16_a_tiny_gpt",
+        "17_generative_models", "18_beyond_first_derivatives",
     ]
 
 

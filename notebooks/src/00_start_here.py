@@ -9,40 +9,44 @@
 #
 # ## The course
 #
-# 1. [01 · Tensors and dtypes](01_tensors_and_dtypes.ipynb): making tensors, transposes, masks,
-#    and the dtypes `Numeric`, bit-free types, the gpu float64 policy
-# 2. [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb): the graph, the chain rule,
-#    gradient accumulation, hooks, `detach` and `no_grad`
-# 3. [03 · Backward, step by step](03_backward_step_by_step.ipynb): the backward stepper,
-#    checking gradients with finite differences and `gradcheck`
-# 4. [04 · Devices](04_devices_cpu_gpu.ipynb): "cpu" is NumPy, "gpu" is MLX; moving tensors,
-#    the mixed-device error, MLX's laziness and `.eval()`
-# 5. [05 · FLOPs](05_flops.ipynb): counting the work of a graph in MACs and FLOPs,
-#    `summarize` and `%%lucid_flops`
-# 6. [06 · Parameters, buffers and `state_dict`](06_parameters_buffers_state_dict.ipynb):
-#    how a model finds its parts, BatchNorm's buffers, saving and loading, hooks
-# 7. [07 · Training an MLP](07_training_an_mlp.ipynb): a full training loop on real
-#    handwritten digits, loss curves, gradient norms per layer
-# 8. [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb): convolution as one matrix product, a
-#    small CNN, ResNet-18 and why residual connections matter
-# 9. [09 · Layers and losses](09_layers_and_losses.ipynb): the rest of the shelf: convolutions,
-#    pooling, normalisation, dropout, embeddings, activations, attention, losses, initialisation
-# 10. [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb): how each optimizer
-#     moves a parameter, learning-rate schedules, datasets and loaders, LeNet-5
-# 11. [11 · Gradients by hand](11_gradients_by_hand.ipynb): the matrix-multiply gradients
-#     $G B^\top$ and $A^\top G$, softmax with cross-entropy ($p - y$), and the sum over
-#     broadcast axes, each replayed in the stepper
-# 12. [12 · Build it yourself](12_build_it_yourself.ipynb): your own op (forward, backward,
-#     FLOPs) checked with `gradcheck` and seen in `draw` and the stepper, then your own
-#     optimizer and your own layer
-# 13. [13 · Sequences](13_sequences.ipynb): RNNs and LSTMs on a synthetic task, vanishing
-#     gradients through time, gradient clipping
-# 14. [14 · Attention and a tiny GPT](14_attention_and_gpt.ipynb): attention written out,
-#     attention maps, and a small GPT trained on the shipped Shakespeare text
-# 15. [15 · Generative models](15_generative_models.ipynb): a variational autoencoder (VAE) on
-#     the digits
-# 16. [16 · Beyond the first derivative](16_beyond_first_derivatives.ipynb): Hessians and
-#     gradient penalties, `lucid.linalg`, einops, more layers and optimizers
+# - [01 · Tensors and dtypes](01_tensors_and_dtypes.ipynb): making tensors, transposes, masks,
+#   and the dtypes `Numeric`, bit-free types, the gpu float64 policy
+# - [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb): the graph, the chain rule,
+#   gradient accumulation, hooks, `detach` and `no_grad`
+# - [03 · Backward, step by step](03_backward_step_by_step.ipynb): the backward stepper,
+#   checking gradients with finite differences and `gradcheck`
+# - [04 · Gradients by hand](04_gradients_by_hand.ipynb): the matrix-multiply gradients
+#   $G B^\top$ and $A^\top G$, softmax with cross-entropy ($p - y$), and the sum over
+#   broadcast axes, each replayed in the stepper
+# - [05 · Devices](05_devices_cpu_gpu.ipynb): "cpu" is NumPy, "gpu" is MLX; moving tensors,
+#   the mixed-device error, MLX's laziness and `.eval()`
+# - [06 · FLOPs](06_flops.ipynb): counting the work of a graph in MACs and FLOPs,
+#   `summarize` and `%%lucid_flops`
+# - [07 · Parameters, buffers and `state_dict`](07_parameters_buffers_state_dict.ipynb):
+#   how a model finds its parts, BatchNorm's buffers, saving and loading, hooks
+# - [08 · Training an MLP](08_training_an_mlp.ipynb): a full training loop on real
+#   handwritten digits, loss curves, gradient norms per layer
+# - [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb): convolution as one matrix product, a
+#   small CNN, ResNet-18 and why residual connections matter
+# - [10 · Layers and losses](10_layers_and_losses.ipynb): the rest of the shelf: convolutions,
+#   pooling, normalisation, dropout, embeddings, activations, attention, losses, initialisation
+# - [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb): how each optimizer
+#   moves a parameter, learning-rate schedules, datasets and loaders, LeNet-5
+# - [12 · Build it yourself](12_build_it_yourself.ipynb): your own op (forward, backward,
+#   FLOPs) checked with `gradcheck` and seen in `draw` and the stepper, then your own
+#   optimizer and your own layer
+# - [13 · Recurrent networks](13_recurrent_networks.ipynb): a recurrent cell as a loop,
+#   `nn.RNN`, `nn.LSTM`, `nn.GRU`, and an LSTM and an RNN trained on a task that needs memory
+# - [14 · Gradients through time](14_gradients_through_time.ipynb): vanishing and exploding
+#   gradients through time, why the LSTM keeps them, gradient clipping
+# - [15 · Attention](15_attention.ipynb): attention written out, the causal mask, attention
+#   maps, positional encodings, a Transformer layer part by part, and the text a GPT will learn
+# - [16 · A tiny GPT](16_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
+#   text, what its heads look at, and where its FLOPs go
+# - [17 · Generative models](17_generative_models.ipynb): a variational autoencoder (VAE) on
+#   the digits
+# - [18 · Beyond the first derivative](18_beyond_first_derivatives.ipynb): Hessians and
+#   gradient penalties, `lucid.linalg`, einops, more layers and optimizers
 #
 # Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.
 #
@@ -124,7 +128,7 @@ print("all in FLOPs   :", loss.cost.in_flops, "FLOPs")
 
 # %% [markdown]
 # In a notebook the `%%lucid_flops` cell magic does the counting for a whole cell and prints a
-# per-op table (notebook 05 goes deeper).
+# per-op table (notebook 06 goes deeper).
 
 # %%
 # %load_ext lucid_viz
@@ -172,6 +176,7 @@ dy_dx = 11.0
 x_check = lucid.Tensor(2.0, requires_grad=True)
 (3 * x_check ** 2 - x_check).backward()
 check("Exercise 0.1", dy_dx, x_check.grad,
+      nudge="Differentiate y term by term first, then put the number in.",
       hint="the derivative of x² is 2x and of x is 1; then put x = 2 in.")
 
 # %% [markdown]
@@ -189,8 +194,11 @@ with lucid.count_flops():
     product = lucid.ones(5, 4) @ lucid.ones(4, 3)
     total = product.sum()
 check("Exercise 0.2 (MACs)", matmul_macs, product.cost.macs,
+      nudge="A MAC is one multiply-add: how many does each number of the product need, and how "
+            "many numbers are there?",
       hint="an (m, k) @ (k, n) product costs m·n·k MACs.")
 check("Exercise 0.2 (FLOPs)", sum_flops, total.cost.flops,
+      nudge="Count the additions a sum makes.",
       hint="a sum costs one FLOP per number it adds up; how many numbers does A @ B hold?")
 
 # %% [markdown]
@@ -219,6 +227,7 @@ def final_loss(lr):
 
 
 check("Exercise 0.3", loss_is_bigger, final_loss(0.01) > final_loss(0.1),
+      nudge="Think about how far the weights travel in 60 steps, not about a single step.",
       hint="each step moves a weight by lr × gradient. With steps ten times smaller, how far "
            "do the weights get in 60 steps?")
 
@@ -247,6 +256,7 @@ def lucid_sgd_step(weights, gradient, lr):
 check_function("Exercise 0.4", sgd_step, lucid_sgd_step,
                [(np.array([1.0, -2.0]), np.array([0.5, 0.5]), 0.1),
                 (np.array([[3.0], [0.0]]), np.array([[-1.0], [2.0]]), 0.5)],
+               nudge="Section 5 says which way a step goes and how long it is.",
                hint="subtract: the step goes against the gradient, scaled by lr.")
 
 # %% [markdown]

@@ -9,11 +9,13 @@
 # dtypes, indexing).
 
 # %%
+import matplotlib.pyplot as plt
 import numpy as np
 
 import lucid
-from lucid_viz.exercises import check, check_grad
+from lucid_viz.exercises import check, check_function, check_grad
 
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
@@ -81,7 +83,7 @@ print("x.grad   =", x.grad.tolist(), " (2x where picked, 0 elsewhere)")
 # and a *width*. The common ones are presets at the top level: `lucid.Float32`, `lucid.Int64`, ...
 #
 # Each knows the NumPy dtype that stores it on the CPU (`.cpu`) and the MLX dtype on the "gpu"
-# device (`.gpu`, see notebook 04).
+# device (`.gpu`, see notebook 05).
 
 # %% tags=["nbval-check-output"]
 for t in [lucid.Int8, lucid.Int32, lucid.Int64, lucid.Float16, lucid.Float32, lucid.Float64,
@@ -111,6 +113,33 @@ x = lucid.Tensor([1.5, 2.5], dtype=lucid.Float32)
 print(x, x.data.dtype)
 print(x.astype(lucid.Int32))
 print(x.astype(lucid.Float16).dtype)
+
+# %% [markdown]
+# **What the width buys.** A float stores a fixed number of significant binary digits (11 for
+# Float16, 24 for Float32, 53 for Float64), so the gap between a number and the next one the
+# dtype can store grows with the number: about $2^{-10}$ of it in Float16, $2^{-23}$ in Float32,
+# $2^{-52}$ in Float64. And Float16 ends at 65,504. Here is that gap for each float preset,
+# measured with NumPy's `np.spacing` on its `.cpu` dtype:
+
+# %%
+values = np.logspace(-4, 6, 400)
+fig, ax = plt.subplots(figsize=(8, 4.5))
+for t, style in [(lucid.Float16, "-"), (lucid.Float32, "--"), (lucid.Float64, ":")]:
+    v = values[values <= np.finfo(t.cpu).max].astype(t.cpu)     # Float16 stops at 65,504
+    ax.plot(v, np.spacing(v), style, linewidth=2.5, label=f"{t.name} ({t.bits} bits)")
+ax.set(xscale="log", yscale="log", xlabel="value x",
+       ylabel="gap to the next storable number", title="How fine is each float dtype?")
+ax.grid(alpha=0.3)
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Each line is a staircase: the gap is constant between two powers of two and doubles at each.
+# At 1,000 the Float16 gap is already 0.5, so 1000.3 is stored as the nearest step:
+
+# %% tags=["nbval-check-output"]
+print(lucid.Tensor([1000.3], dtype=lucid.Float16).tolist(),
+      lucid.Tensor([1000.3], dtype=lucid.Float32).tolist())
 
 # %% [markdown]
 # ## 5. Bit-free types take their width from the data
@@ -223,6 +252,7 @@ dtype_1 = lucid.Float16
 
 # %% tags=["check"]
 check("Exercise 1.1", dtype_1, lucid.Tensor(np.arange(3, dtype=np.int16), dtype=lucid.Float).dtype,
+      nudge="Section 5: what does a bit-free type do when the data already has a width?",
       hint="a bit-free type takes its width from the data (section 5).")
 
 # %% [markdown]
@@ -235,6 +265,7 @@ dtype_2 = lucid.Float32
 
 # %% tags=["check"]
 check("Exercise 1.2", dtype_2, (lucid.Tensor([1.0], dtype=lucid.Float32) * 0.1).dtype,
+      nudge="Section 8 is about exactly this pair of operands.",
       hint="is 0.1 a tensor, or a weak Python scalar (section 8)?")
 
 # %% [markdown]
@@ -249,8 +280,11 @@ shape_mT = (4, 3, 2)
 
 # %% tags=["check"]
 batch4 = lucid.zeros(4, 2, 3)
-check("Exercise 1.3 (.T)", shape_T, batch4.T.shape, hint=".T reverses the order of all axes.")
+check("Exercise 1.3 (.T)", shape_T, batch4.T.shape, nudge="Section 2 compares the two transposes "
+                                                          "on a batch.",
+                                                    hint=".T reverses the order of all axes.")
 check("Exercise 1.3 (.mT)", shape_mT, batch4.mT.shape,
+      nudge="Section 2 compares the two transposes on a batch.",
       hint=".mT swaps the last two axes only; the batch axis stays first.")
 
 # %% [markdown]
@@ -264,7 +298,36 @@ grad_x = [0.0, 12.0, 0.0, 27.0]
 
 # %% tags=["check"]
 check_grad("Exercise 1.4", grad_x, lambda t: (t[t > 0] ** 3).sum(), [-1.5, 2.0, -0.5, 3.0],
+           nudge="Which entries does the mask keep, and what happens to the others in backward "
+                 "(section 3)?",
            hint="an entry the mask drops gets gradient 0; a picked one gets d(x³)/dx = 3x².")
+
+
+# %% [markdown]
+# ### Exercise 1.5 · The mean of the positive entries
+#
+# Write `mean_of_positive(x)`: for a Tensor `x`, the mean of its entries that are greater than 0,
+# as a Python float. Pick them with a mask, as in section 3. The check compares with NumPy on a
+# few tensors.
+
+# %% tags=["solution"]
+def mean_of_positive(x):
+    """The mean of the entries of x greater than 0, as a float."""
+    return x[x > 0].mean().item()
+
+
+# %% tags=["check"]
+def numpy_mean_of_positive(x):
+    values = x.numpy()
+    return float(values[values > 0].mean())
+
+
+check_function("Exercise 1.5", mean_of_positive, numpy_mean_of_positive,
+               [lucid.Tensor([1.0, -2.0, 3.0]), lucid.Tensor([[0.5, -1.0], [2.5, 4.0]]),
+                lucid.Tensor([-1.0, 7.0, 0.0, 2.0])],
+               nudge="Section 3 picks elements with a mask; what is the mask here?",
+               hint="x > 0 is the mask, x[x > 0] the positive entries; then .mean() and "
+                    ".item() for a Python float.")
 
 # %% [markdown]
 # **Next:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb): the graph every

@@ -138,6 +138,10 @@ print("               x.grad =", round(float(x.grad), 6))
 # `keep_grad` keeps a gradient *after* backward. A **hook** sees it *during* backward:
 # `t.register_hook(fn)` calls `fn(grad)` once `t`'s gradient is complete (all paths summed), before
 # it is passed on. `register_hook` returns a **remover**: call its `.remove()` when you are done.
+#
+# (From here on we write `lucid.tensor(...)`: the function spelling of the same constructor,
+# chapter 01, section 1, with the same arguments and the same result, a `Tensor`, as
+# `lucid.Tensor(...)`. PyTorch code writes `torch.tensor(...)`, so you will meet both.)
 
 # %% tags=["nbval-check-output"]
 x = lucid.tensor(0.5, requires_grad=True)
@@ -243,6 +247,7 @@ x_check = lucid.Tensor(1.5, requires_grad=True)
 b_check = x_check ** 2
 (b_check * b_check + b_check).backward()
 check("Exercise 2.1", dz_dx, x_check.grad,
+      nudge="Draw the graph: how many paths lead from x to z?",
       hint="b is used three times, so dz/db = 2b + 1 (all paths added); then db/dx = 2x.")
 
 # %% [markdown]
@@ -260,6 +265,7 @@ y_check = x_check ** 3
 y_check.backward(retain_graph=True)
 y_check.backward()
 check("Exercise 2.2", grad_after_two_calls, x_check.grad,
+      nudge="What happens to .grad when backward runs a second time (section 4)?",
       hint="one call gives dy/dx = 3x²; a leaf's gradient accumulates (section 4).")
 
 # %% [markdown]
@@ -274,6 +280,7 @@ dy_dx_detached = 4.0
 x_check = lucid.Tensor(3.0, requires_grad=True)
 (x_check * x_check.detach() + x_check).backward()
 check("Exercise 2.3", dy_dx_detached, x_check.grad,
+      nudge="Section 7: what does autograd see behind x.detach()?",
       hint="for autograd x.detach() is a constant (section 7): differentiate x·c + x.")
 
 
@@ -303,6 +310,7 @@ def neuron_grads_by_autograd(x1, w1, x2, w2, b):
 check_function("Exercise 2.4", neuron_grads, neuron_grads_by_autograd,
                [(2.0, -3.0, 0.0, 1.0, 6.8813735870195432), (0.5, 0.2, -1.0, 0.4, 0.1),
                 (1.5, -0.7, 2.0, 0.3, -0.2)],
+               nudge="Section 3 does this neuron by hand; follow its steps backward from o.",
                hint="first the local derivative of tanh at n, 1 - tanh(n)²; each weight then "
                     "gets that times what it was multiplied by (the chain rule).")
 

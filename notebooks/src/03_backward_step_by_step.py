@@ -201,6 +201,7 @@ dL_db = 10.0
 
 # %% tags=["check"]
 check_grad("Exercise 3.1", dL_db, lambda b: (lucid.Tensor([1.0, 2.0, 3.0, 4.0]) * b).sum(), 0.5,
+           nudge="Broadcasting copies b; what does backward do with the gradients of the copies?",
            hint="b was copied into four positions; each copy gets its own gradient, and the "
                 "copies of one b add up (section 2, the Add step).")
 
@@ -232,6 +233,7 @@ def cubic(v):
 
 check_function("Exercise 3.2", central_difference, derivative_by_autograd,
                [(cubic, 1.5), (lucid.tanh, 0.7), (lucid.exp, -1.0)],
+               nudge="Section 4: a derivative is a slope, which two points measure.",
                hint="evaluate f a little to the right and a little to the left of z; divide "
                     "the difference by the distance between the two points, 2·eps.")
 
@@ -257,9 +259,27 @@ def tanh_backward_by_autograd(z, g):
 check_function("Exercise 3.3", tanh_backward, tanh_backward_by_autograd,
                [(np.array([0.7]), np.array([1.0])),
                 (np.array([-2.0, 0.0, 0.3]), np.array([0.5, -1.0, 2.0]))],
+               nudge="Backward multiplies the incoming gradient by a local derivative; which one?",
                hint="the chain rule: g times the derivative of tanh at z. Section 3 uses it; "
                     "your central_difference can confirm it.")
 
 # %% [markdown]
-# **Next:** [04 · Devices](04_devices_cpu_gpu.ipynb): the same graph on NumPy ("cpu") and on
-# MLX ("gpu").
+# ### Exercise 3.4 · Two gradients through a product
+#
+# $L = (a b + a)^2$ at $a = 2$, $b = -3$. Step backward by hand, node by node as the stepper
+# does: what are $\partial L/\partial a$ and $\partial L/\partial b$? Give the pair
+# `(dL/da, dL/db)`.
+
+# %% tags=["solution"]
+grads_ab = (16.0, -16.0)
+
+# %% tags=["check"]
+check_grad("Exercise 3.4", grads_ab, lambda a, b: (a * b + a) ** 2, 2.0, -3.0,
+           nudge="Start at L and go back one node at a time: the square first, then the add, "
+                 "then the product.",
+           hint="u = ab + a, dL/du = 2u; du/da = b + 1 (a reaches u along two paths, which "
+                "add), du/db = a.")
+
+# %% [markdown]
+# **Next:** [04 · Gradients by hand](04_gradients_by_hand.ipynb): the three gradients every
+# network uses, derived with pencil and paper and replayed in the stepper.

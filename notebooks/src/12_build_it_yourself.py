@@ -2,8 +2,8 @@
 # # 12 · Build it yourself: an op, an optimizer, a layer
 #
 # **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (the backward walk
-# and `gradcheck`), [05 · FLOPs](05_flops.ipynb) and
-# [07 · Training an MLP](07_training_an_mlp.ipynb) (a training loop).
+# and `gradcheck`), [06 · FLOPs](06_flops.ipynb) and
+# [08 · Training an MLP](08_training_an_mlp.ipynb) (a training loop).
 #
 # Everything Lucid computes comes from three kinds of pieces: **ops** (forward, backward and
 # FLOPs of one operation), **optimizers** (how one parameter moves, given its gradient) and
@@ -96,14 +96,17 @@ lucid_viz.step_backward(loss)
 # %% [markdown]
 # ### Exercise 12.1 · Softsign, an op of your own
 #
-# Write the op **softsign**, $y = \dfrac{x}{1 + |x|}$. Derive its derivative first (hint:
-# treat $x > 0$ and $x < 0$ apart; the two cases give one formula), then fill in `forward`,
-# `backward` and the FLOPs rules (forward: abs, add, divide = 3 per element). `xp.abs` is the
-# absolute value.
+# Write the op **softsign**, $y = \dfrac{x}{1 + |x|}$. Derive its derivative first (treat
+# $x > 0$ and $x < 0$ apart; the two cases give one formula), then fill in `forward`,
+# `backward` and the two FLOPs rules. `xp.abs` is the absolute value.
+#
+# * `forward_flops`: abs, add, divide: **3 per element**;
+# * `backward_flops`: **2 per element**: your backward reuses what forward saved (keep
+#   $1 + |x|$ on `self`), so it needs one multiply and one divide per element.
 
 # %% tags=["solution"]
 class Softsign(lucid.Op):
-    """y = x / (1 + |x|).   dy/dx = 1 / (1 + |x|)²."""
+    """y = x / (1 + |x|), elementwise."""
 
     def forward(self, xp, x):
         # BEGIN SOLUTION
@@ -132,6 +135,7 @@ points = [-3.0, -0.25, 0.5, 2.0]
 check_function("Exercise 12.1 (forward)",
                lambda v: Softsign.apply(lucid.Tensor(v, dtype=lucid.Float64)).numpy(),
                lambda v: np.asarray(v) / (1 + np.abs(v)), [points],
+               nudge="Write the formula of the statement with xp operations.",
                hint="Divide x by 1 + |x|, elementwise.")
 try:  # gradcheck raises GradcheckError when the rule disagrees with finite differences
     backward_right = gradcheck(Softsign.apply,
@@ -139,14 +143,23 @@ try:  # gradcheck raises GradcheckError when the rule disagrees with finite diff
 except (GradcheckError, NotImplementedError):
     backward_right = False
 check("Exercise 12.1 (backward)", backward_right, True,
+      nudge="Derive dy/dx for x > 0 and for x < 0 on paper first.",
       hint="For x > 0, y = x / (1 + x): use the quotient rule. Multiply by g at the end.")
+
+
 def softsign_flops():
+    """The (forward, backward) FLOPs your rules declare for one call on the four points."""
     with lucid.count_flops():
-        return Softsign.apply(lucid.Tensor(points, requires_grad=True)).cost.flops
+        op = Softsign.apply(lucid.Tensor(points, requires_grad=True))._op
+    return op.flops, op.flops_bwd
 
 
-check_function("Exercise 12.1 (FLOPs)", softsign_flops, lambda: 3 * len(points), [()],
-               hint="Forward does three operations per element: abs, add, divide.")
+check_function("Exercise 12.1 (FLOPs)", softsign_flops,
+               lambda: (3 * len(points), 2 * len(points)), [()],
+               entries="(forward FLOPs, backward FLOPs) of one call on 4 numbers",
+               nudge="Each rule returns a number of operations for the whole input x.",
+               hint="forward: 3 * x.size (abs, add, divide); backward: 2 * x.size (one multiply "
+                    "and one divide per element).")
 
 
 # %% [markdown]
@@ -222,7 +235,11 @@ class Momentum(lucid.optim.Optimizer):
 check_function("Exercise 12.2 (momentum)",
                lambda: fit(lambda p: Momentum(p, lr=0.05, momentum=0.9))[0],
                lambda: fit(lambda p: lucid.optim.SGD(p, lr=0.05, momentum=0.9))[0], [()],
-               rtol=1e-4,
+               rtol=1e-4, entries="the losses after steps 1..30 of fit",
+               mistakes={"these are the losses of plain gradient descent: the velocity is not "
+                         "used": fit(lambda p: PlainSGD(p, lr=0.05))[0]},
+               nudge="Momentum keeps a velocity between steps; where does an optimizer keep "
+                     "state?",
                hint="At the first step there is no velocity yet: v = g. Keep v in "
                     "state['velocity'].")
 
@@ -287,11 +304,35 @@ class RMSNorm(nn.Module):
 rows = np.array([[1.0, -2.0, 3.0, 0.5], [0.1, 0.2, -0.1, 0.0]])
 check_function("Exercise 12.3 (parameters)",
                lambda: [n for n, _ in RMSNorm(4).named_parameters()], lambda: ["weight"], [()],
+               nudge="A layer's trainable numbers must be registered (chapter 07).",
                hint="Assign an nn.Parameter of ones to self.weight.")
 check_function("Exercise 12.3 (forward)",
                lambda v: RMSNorm(4)(lucid.Tensor(v, dtype=lucid.Float64)).numpy(),
                lambda v: v / np.sqrt((v ** 2).mean(axis=-1, keepdims=True) + 1e-6), [rows],
+               mistakes={"the square root is missing: x is divided by the mean square":
+                         lambda v: v / ((v ** 2).mean(axis=-1, keepdims=True) + 1e-6),
+                         "the mean is over the whole input, not over each row":
+                         lambda v: v / np.sqrt((v ** 2).mean() + 1e-6)},
+               nudge="Normalise each row on its own, as the formula in the statement does.",
                hint="The mean is over the last axis, one value per row: keepdims=True.")
+
+# %% [markdown]
+# ### Exercise 12.4 · What your op costs in a graph
+#
+# With section 1's `Swish` (5 FLOPs per element forward), how many forward FLOPs does
+# `(Swish.apply(x) * w).sum()` count in all, for `x` and `w` of shape `(4, 5)`?
+
+# %% tags=["solution"]
+swish_graph_flops = 140
+
+# %% tags=["check"]
+with lucid.count_flops():
+    x_check = lucid.Tensor(np.ones((4, 5)), requires_grad=True)
+    out_check = (Swish.apply(x_check) * lucid.Tensor(np.ones((4, 5)))).sum()
+check("Exercise 12.4", swish_graph_flops, out_check.cost.flops,
+      nudge="Count each op of the graph: what does each cost per element?",
+      hint="Swish declares 5 per element, the product and the sum one per element each; "
+           "there are 20 elements.")
 
 
 # %% [markdown]
@@ -323,4 +364,5 @@ for _ in trange(300, desc="training (steps)"):
 print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 
 # %% [markdown]
-# **Next:** [13 · Sequences](13_sequences.ipynb): RNNs, LSTMs and gradients through time.
+# **Next:** [13 · Recurrent networks](13_recurrent_networks.ipynb): RNNs, LSTMs and GRUs, and a
+# task that needs memory.

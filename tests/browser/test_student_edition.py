@@ -26,6 +26,7 @@ pytestmark = pytest.mark.browser
 
 CHAPTER = "02_autograd_and_the_dag"
 ANSWER = "dz_dx = 16.5"  # Exercise 2.1: b = x², z = b·b + b, dz/dx at x = 1.5
+WRONG = "dz_dx = 33.0"  # twice the answer: a mistake the check names
 
 _spec = importlib.util.spec_from_file_location("course", REPO / "notebooks" / "course.py")
 course = importlib.util.module_from_spec(_spec)
@@ -63,6 +64,20 @@ _SHOWS = """([index, text]) => {
     const out = cell.node.querySelector('.jp-OutputArea');
     return !!out && out.innerText.includes(text);
 }"""
+_SHOWN = """(index) => {
+    const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
+    return (cell.node.querySelector('.jp-OutputArea') || {innerText: ''}).innerText;
+}"""
+# After a check: is any name the check used left in the kernel? (printed by a scratch cell)
+_KERNEL_NAMES = """async () => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const future = panel.sessionContext.session.kernel.requestExecute(
+        {code: "print(sorted(k for k in globals() if k.endswith('_check') and k != 'run_check'))"});
+    let text = '';
+    future.onIOPub = msg => { if (msg.header.msg_type === 'stream') text += msg.content.text; };
+    await future.done;
+    return text.trim();
+}"""
 
 
 @pytest.fixture
@@ -81,6 +96,18 @@ def test_a_student_runs_the_chapter_fails_the_first_check_then_answers_it(
         cells = page.evaluate(_CELLS)
         stub = next(c for c in cells if "exercise" in c["tags"])
         check = next(c for c in cells if "check" in c["tags"])
+        unanswered = check["shown"]
+        page.evaluate(_ANSWER, [stub["index"], WRONG])
+        page.wait_for_function(_SHOWS, arg=[check["index"], "twice the answer"], polling=250)
+        first_miss = page.evaluate(_SHOWN, check["index"])
+        page.evaluate(_ANSWER, [stub["index"], WRONG])
+        page.wait_for_function(
+            "([i, before]) => { const c = window.jupyterapp.shell.currentWidget.content"
+            ".widgets[i]; const o = c.node.querySelector('.jp-OutputArea');"
+            " return !!o && o.innerText.includes('twice') && o.innerText !== before; }",
+            arg=[check["index"], first_miss], polling=250)
+        second_miss = page.evaluate(_SHOWN, check["index"])
+        left_over = page.evaluate(_KERNEL_NAMES)
         page.evaluate(_ANSWER, [stub["index"], ANSWER])
         page.wait_for_function(_SHOWS, arg=[check["index"], "✓ Exercise 2.1: right"],
                                polling=250)
@@ -96,3 +123,14 @@ def test_a_student_runs_the_chapter_fails_the_first_check_then_answers_it(
     shown = check["shown"]
     assert "✗ Exercise 2.1: not answered yet" in shown and "Hint:" in shown, shown
     assert "Traceback" not in shown and "16.5" not in shown, shown
+
+    def hint(shown: str) -> str:
+        return shown.split("Hint:", 1)[1].strip()
+
+    # hints in steps: the nudge while unanswered and at the first miss, the method at the second
+    assert "not right yet: off by a constant factor: twice the answer" in first_miss, first_miss
+    assert hint(first_miss) == hint(unanswered)
+    assert hint(second_miss) != hint(first_miss), second_miss
+    for shown in (unanswered, first_miss, second_miss):
+        assert "16.5" not in shown and "Traceback" not in shown, shown
+    assert left_over == "[]", f"the check left {left_over} in the kernel"

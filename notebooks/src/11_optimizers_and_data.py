@@ -1,7 +1,7 @@
 # %% [markdown]
-# # 10 · Optimizers, schedules and data: the rest of the catalogue
+# # 11 · Optimizers, schedules and data: the rest of the catalogue
 #
-# The second half of the tour of the shelf (chapter 09 did the layers and losses): how each
+# The second half of the tour of the shelf (chapter 10 did the layers and losses): how each
 # optimizer moves a parameter, param groups and optimizer state, learning-rate schedules, the
 # data tools, and a classic model. Each section is short and stands on its own.
 #
@@ -14,7 +14,7 @@
 #
 # (The sections keep their numbers from the one chapter they used to be.)
 #
-# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb); the sections can be read in
+# **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb); the sections can be read in
 # any order.
 
 # %%
@@ -30,10 +30,11 @@ import lucid.nn.functional as F
 from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 05 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
@@ -84,7 +85,7 @@ for name, (path, losses) in runs.items():
 
 # %%
 gx, gy = np.meshgrid(np.linspace(-2, 2, 300), np.linspace(-1, 3, 300))
-fig, (ax_p, ax_l) = plt.subplots(1, 2, figsize=(12, 4.5))
+fig, (ax_p, ax_l) = plt.subplots(1, 2, figsize=(9, 4.2))
 ax_p.contour(gx, gy, np.log10((1 - gx) ** 2 + 100 * (gy - gx**2) ** 2 + 1e-3), levels=20,
              cmap="Greys", linewidths=0.6)
 for name, (path, losses) in runs.items():
@@ -311,10 +312,10 @@ for name, lrs in curves.items():
     print(f"{name:33s} " + " ".join(f"{lrs[e]:<7.4f}" for e in (0, 10, 20, 30, 39)), ok)
 
 # %%
-fig, axes = plt.subplots(2, 3, figsize=(13, 7), sharex=True)
+fig, axes = plt.subplots(2, 3, figsize=(9, 6.5), sharex=True)
 for ax, (name, lrs) in zip(axes.ravel(), curves.items()):
     ax.step(range(EPOCHS), lrs, where="post")
-    ax.set(title=name, ylim=(0, 0.11))
+    ax.set(title=name.replace("(", "\n(", 1), ylim=(0, 0.11))   # the arguments on line 2
     ax.title.set_fontsize(12)
 ax2 = axes[1, 2].twinx()
 ax2.plot(range(EPOCHS), [val_loss(e) for e in range(EPOCHS)], color="tab:red", lw=1)
@@ -394,7 +395,7 @@ print("seed 43 gives other ones:           ", two_epochs(seed=43) != first)
 
 # %% [markdown]
 # `random_split(ds, lengths)` splits a dataset into non-overlapping random subsets, given counts
-# or fractions - the train/validation split of notebook 07. It draws from `lucid.random` too:
+# or fractions - the train/validation split of notebook 08. It draws from `lucid.random` too:
 
 # %% tags=["nbval-check-output"]
 lucid.random.seed(0)
@@ -409,7 +410,7 @@ print("batches of the training subset:", [b.tolist() for (b,) in DataLoader(trai
 # %% [markdown]
 # ## 14. A model from the shelf: LeNet-5
 #
-# `lucid.models` has three ready-made networks: `MLP` (notebook 07), `resnet_18` (notebook 08) and
+# `lucid.models` has three ready-made networks: `MLP` (notebook 08), `resnet_18` (notebook 09) and
 # `lenet_5`, LeCun's 1998 digit recogniser. It takes 1 x 32 x 32 images (pad 28 x 28 ones by 2):
 # two 5 x 5 convolutions with tanh and average pooling, then three linear layers.
 
@@ -451,7 +452,7 @@ print(f"{'sum(p.size for p in parameters)':30s} {sum(p.size for p in lenet.param
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 10.1 · A warm-up schedule
+# ### Exercise 11.1 · A warm-up schedule
 #
 # Write `lr_lambda(epoch)` for a `LambdaLR` (section 12): the factor that multiplies the base
 # learning rate at each epoch. It warms up linearly over 5 epochs, `0.2, 0.4, 0.6, 0.8, 1.0` for
@@ -484,15 +485,16 @@ def factors(fn):
             "decay (epochs 4-11) times sqrt(epoch + 1)": rates[4:] * np.sqrt(np.arange(5, 13))}
 
 
-check_function("Exercise 10.1", lambda: factors(lr_lambda),
+check_function("Exercise 11.1", lambda: factors(lr_lambda),
                lambda: {"warm-up (epochs 0-4)": [0.2, 0.4, 0.6, 0.8, 1.0],
                         "decay (epochs 4-11) times sqrt(epoch + 1)": [math.sqrt(5)] * 8},
                [()],
+               nudge="Write the two phases of the schedule separately.",
                hint="two cases: `if epoch < 5:` the warm-up, else the decay. Epoch 0 is the "
                     "first epoch, so the warm-up reaches 1.0 at epoch 4.")
 
 # %% [markdown]
-# ### Exercise 10.2 · How many batches?
+# ### Exercise 11.2 · How many batches?
 #
 # A `DataLoader` over 1,000 samples with `batch_size=64`: how many batches does one pass give,
 # and how many with `drop_last=True`?
@@ -503,14 +505,18 @@ batches_drop_last = 15
 
 # %% tags=["check"]
 thousand = TensorDataset(np.arange(1000))
-check("Exercise 10.2", batches, len(DataLoader(thousand, batch_size=64)),
-      hint="1,000 / 64 = 15.6: the last, smaller batch counts too.")
-check("Exercise 10.2 (drop_last)", batches_drop_last,
+check("Exercise 11.2", batches, len(DataLoader(thousand, batch_size=64)),
+      nudge="How many full batches of 64 fit into 1,000 samples, and where do the samples "
+            "left over go?",
+      hint="divide 1,000 by 64 and round the right way: a last batch smaller than batch_size "
+           "is still a batch (section 4).")
+check("Exercise 11.2 (drop_last)", batches_drop_last,
       len(DataLoader(thousand, batch_size=64, drop_last=True)),
+      nudge="What does drop_last do with a last batch that is too small?",
       hint="drop_last skips the last batch when it is smaller than batch_size.")
 
 # %% [markdown]
-# ### Exercise 10.3 · Predict a step schedule
+# ### Exercise 11.3 · Predict a step schedule
 #
 # `StepLR(optimizer, step_size=3, gamma=0.5)` on an optimizer with learning rate 0.8: list the
 # learning rates of epochs 0 to 7 (the rate in use during each epoch, `scheduler.step()` called
@@ -527,13 +533,54 @@ for _ in range(8):
     actual.append(stepped.param_groups[0]["lr"])
     stepped.step()
     schedule.step()
-check("Exercise 10.3", step_rates, actual,
+check("Exercise 11.3", step_rates, actual,
+      nudge="Read StepLR's rule in section 3 and follow it epoch by epoch.",
       hint="every 3 epochs the rate is multiplied by gamma; epochs 0, 1 and 2 use the start value.")
+
+
+# %% [markdown]
+# ### Exercise 11.4 · RMSprop, written by you
+#
+# Write `MyRMSprop(params, lr=0.01, alpha=0.99, eps=1e-8)`, a subclass of `Optimizer` (as
+# `SignSGD` above). For each parameter it keeps the running mean of the squared gradient in its
+# `state`, starting from zeros: $v \leftarrow \alpha v + (1 - \alpha)\, g^2$, and steps
+# $\theta \leftarrow \theta - \text{lr} \cdot g / (\sqrt{v} + \epsilon)$. The check runs
+# yours and Lucid's `RMSprop` for 50 steps from the same start on the Rosenbrock function above
+# and compares the two paths.
+
+# %% tags=["solution"]
+class MyRMSprop(Optimizer):
+    """Every coordinate's step divided by the root of its running mean squared gradient."""
+
+    def __init__(self, params, lr=0.01, alpha=0.99, eps=1e-8):
+        super().__init__(params, defaults={"lr": lr, "alpha": alpha, "eps": eps})
+
+    def update(self, xp, param, grad, state, group):
+        v = state.get("square_avg", xp.zeros_like(param))
+        v = state["square_avg"] = group["alpha"] * v + (1 - group["alpha"]) * grad * grad
+        return param - group["lr"] * grad / (xp.sqrt(v) + group["eps"])
+
+
+# %% tags=["check"]
+def rmsprop_path(make_optimizer):
+    """The (x, y) points of 50 steps from START."""
+    return minimise(make_optimizer, steps=50)[0]
+
+
+check_function("Exercise 11.4", lambda: rmsprop_path(lambda ps: MyRMSprop(ps, lr=0.01)),
+               lambda: rmsprop_path(lambda ps: RMSprop(ps, lr=0.01)), [()],
+               entries="the (x, y) points at steps 0..50",
+               mistakes={"v starts from zero at every step: is the new v kept in state?":
+                         rmsprop_path(lambda ps: SignSGD(ps, lr=0.1))},  # 0.01 / sqrt(0.01)
+               nudge="SignSGD above shows the shape of an optimizer; RMSprop adds one running "
+                     "average per parameter, kept in `state`.",
+               hint="state.get('square_avg', xp.zeros_like(param)) is v before the step; store "
+                    "the new v in state, then return param - lr * grad / (xp.sqrt(v) + eps).")
 
 # %% [markdown]
 # That completes the catalogue: every layer, loss, optimizer, schedule and data tool of Lucid has
 # now appeared in at least one chapter. To see how one of them works, open its file -
 # `lucid/optim/`, `lucid/data/` - each docstring states the formula you saw checked here.
 #
-# **Next:** [11 · Gradients by hand](11_gradients_by_hand.ipynb): the three gradients every
-# network uses, derived with pencil and paper and replayed in the stepper.
+# **Next:** [12 · Build it yourself](12_build_it_yourself.ipynb): your own op, optimizer and
+# layer, through the same API Lucid's own pieces use.

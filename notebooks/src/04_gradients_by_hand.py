@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 11 · Gradients by hand: matmul, softmax with cross-entropy, broadcasting
+# # 04 · Gradients by hand: matmul, softmax with cross-entropy, broadcasting
 #
 # **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (the chain rule, and
 # why the gradients of a value used twice add up) and
@@ -80,7 +80,7 @@ print(stepper.frame_text(2))
 
 # %% [markdown]
 # The backward pass of a matrix product is **two** matrix products of the same size as the
-# forward one: that is why a training step costs about three forward passes (chapter 05
+# forward one: that is why a training step costs about three forward passes (chapter 06
 # counts it).
 
 # %% [markdown]
@@ -168,7 +168,7 @@ broadcast_steps
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 11.1 · The shape of a gradient
+# ### Exercise 4.1 · The shape of a gradient
 #
 # `A` has shape (5, 3) and `B` has shape (3, 7); `L` is computed from `C = A @ B`. What is the
 # shape of `dL/dB`, and the shape of the `G` it is computed from? Answer with two tuples.
@@ -183,13 +183,15 @@ B5 = lucid.random.randn(3, 7, requires_grad=True)
 C5 = A5 @ B5
 C5.keep_grad = True
 (C5 * C5).sum().backward()
-check("Exercise 11.1 (dL/dB)", shape_of_dB, tuple(B5.grad.shape),
+check("Exercise 4.1 (dL/dB)", shape_of_dB, tuple(B5.grad.shape),
+      nudge="What shape does a gradient have?",
       hint="a gradient always has the shape of what it is the gradient of.")
-check("Exercise 11.1 (G)", shape_of_G, tuple(C5.grad.shape),
+check("Exercise 4.1 (G)", shape_of_G, tuple(C5.grad.shape),
+      nudge="What shape does a gradient have?",
       hint="G = dL/dC has the shape of C.")
 
 # %% [markdown]
-# ### Exercise 11.2 · Predict `p − y`
+# ### Exercise 4.2 · Predict `p − y`
 #
 # One sample with logits $z = (1, 2, 0)$ and true class 1. Compute $\partial L / \partial z$
 # for the cross-entropy with NumPy, from the formula of section 2 (a single sample: no division
@@ -203,12 +205,13 @@ dL_dz = probs - np.array([0.0, 1.0, 0.0])
 # %% tags=["check"]
 z_check = lucid.Tensor([[1.0, 2.0, 0.0]], requires_grad=True)
 F.cross_entropy(z_check, lucid.Tensor([1])).backward()
-check("Exercise 11.2", dL_dz, z_check.grad[0],
+check("Exercise 4.2", dL_dz, z_check.grad[0],
+      nudge="Section 2 derives this gradient: probabilities minus one-hot.",
       hint="softmax first (exponentials over their sum), then subtract 1 at the true class.")
 
 
 # %% [markdown]
-# ### Exercise 11.3 · The matmul backward rule
+# ### Exercise 4.3 · The matmul backward rule
 #
 # Write `matmul_backward(A, B, G)` with NumPy: given `A` (m, k), `B` (k, n) and `G = dL/dC`
 # (m, n) for `C = A @ B`, return the pair `(dL/dA, dL/dB)`. The check compares it with what
@@ -231,13 +234,14 @@ def autograd_matmul_backward(A, B, G):
 rng = np.random.default_rng(11)
 cases = [(rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n)))
          for m, k, n in [(2, 3, 4), (1, 5, 1), (4, 4, 2)]]
-check_function("Exercise 11.3", matmul_backward, autograd_matmul_backward, cases,
+check_function("Exercise 4.3", matmul_backward, autograd_matmul_backward, cases,
+               nudge="Match the shapes: each gradient must have its input's shape.",
                hint="each gradient has its input's shape: (m, k) from G (m, n) and B (k, n), "
                     "and (k, n) from A (m, k) and G.")
 
 
 # %% [markdown]
-# ### Exercise 11.4 · Summing a broadcast gradient down
+# ### Exercise 4.4 · Summing a broadcast gradient down
 #
 # Write `sum_to(g, shape)`: the gradient `g` of a broadcast result, summed down to the input's
 # `shape`, as backward does for `x + b` in section 3. Sum over the leading axes that the input
@@ -259,13 +263,15 @@ def broadcast_gradient(g, shape):
     return x.grad
 
 
-check_function("Exercise 11.4", sum_to, broadcast_gradient,
+rng = np.random.default_rng(12)
+check_function("Exercise 4.4", sum_to, broadcast_gradient,
                [(rng.standard_normal((3, 4)), (3, 1)), (rng.standard_normal((3, 4)), (4,)),
                 (rng.standard_normal((2, 3, 4)), (1, 4)), (rng.standard_normal((2, 3)), ()),
                 (rng.standard_normal((2, 3)), (2, 3))],
+               nudge="Broadcasting copied values; their gradients add up (section 3).",
                hint="first drop the extra leading axes by summing over them; then sum over every "
                     "axis where the input's size is 1, with keepdims=True.")
 
 # %% [markdown]
-# **Next:** [12 · Build it yourself](12_build_it_yourself.ipynb): your own op, optimizer and
-# layer, through the same API Lucid's own pieces use.
+# **Next:** [05 · Devices](05_devices_cpu_gpu.ipynb): the same graph on NumPy ("cpu") and on
+# MLX ("gpu").

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 08 · CNNs and ResNet-18
+# # 09 · CNNs and ResNet-18
 #
 # An MLP treats an image as a flat list of pixels: it has no idea that neighbouring pixels belong
 # together. A **convolution** slides one small filter over the whole image, so the same few weights
@@ -9,14 +9,16 @@
 #    `lucid.nn.functional.conv2d`;
 # 2. count a convolution's FLOPs by formula and with `lucid.count_flops`;
 # 3. pool;
-# 4. train a small LeNet-style CNN on the 8x8 digits of notebook 07;
+# 4. train a small LeNet-style CNN on the 8x8 digits of notebook 08;
 # 5. see BatchNorm behave differently in training and evaluation mode;
 # 6. summarise and draw **ResNet-18**, and see why its residual connections matter.
 #
-# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb) (the digits, the training loop)
-# and [05 · FLOPs](05_flops.ipynb) (MACs).
+# **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) (the digits, the training loop)
+# and [06 · FLOPs](06_flops.ipynb) (MACs).
 
 # %%
+import inspect
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere
@@ -97,12 +99,19 @@ print(f"max |ours - lucid| on random float64 data: {diff:.1e}")
 # %% tags=["nbval-check-output"]
 print("agree to 1e-12:", diff < 1e-12)
 
+# %% [markdown]
+# Lucid's convolution builds the same matrix with one strided slice per kernel offset and calls
+# one GEMM; backward is two more GEMMs (for the weight and for the columns) and *col2im*, which
+# adds each column back onto the windows it came from. The docstring of its module,
+# `lucid.ops.conv`, walks through the same example (`inspect.getdoc` prints a docstring,
+# `inspect.getsource` the code of any class or function):
+
+# %%
+conv_doc = inspect.getdoc(lucid.ops.conv)
+print(conv_doc.split("One layout decision")[0])    # its first part: im2col and col2im
+
 
 # %% [markdown]
-# Lucid's convolution (`lucid/ops/conv.py`, whose docstring walks through the same example) builds
-# the same matrix with one strided slice per kernel offset and calls one GEMM; backward is two
-# more GEMMs (for the weight and for the columns) and *col2im*, which adds each column back onto
-# the windows it came from.
 #
 # ### How big is the columns matrix?
 #
@@ -139,7 +148,7 @@ for name, (n, c, h, w_, k, s, p) in layers:
 #     MACs  = C_in·K·K · C_out·H_out·W_out
 #     FLOPs = 2 · C_in·K·K · C_out·H_out·W_out      (a multiply and an add counted separately)
 #
-# Lucid counts **MACs** for matrix products and convolutions (notebook 05). A 3x3 convolution
+# Lucid counts **MACs** for matrix products and convolutions (notebook 06). A 3x3 convolution
 # from 3 to 16 channels on a 32x32 image with padding 1:
 
 # %% tags=["nbval-check-output"]
@@ -210,8 +219,8 @@ cnn = nn.Sequential(
 cnn_summary = summarize(cnn, (1, 1, 8, 8))
 
 # %% [markdown]
-# 1,898 parameters - almost five times fewer than the MLP of notebook 07 (8,970), because a 3x3
-# filter is shared by every position of the image. The training loop is the one of notebook 07,
+# 1,898 parameters - almost five times fewer than the MLP of notebook 08 (8,970), because a 3x3
+# filter is shared by every position of the image. The training loop is the one of notebook 08,
 # with Adam:
 
 # %%
@@ -245,7 +254,7 @@ lucid_viz.plot_loss(losses, title="Small CNN on digits: training loss per step")
 #
 # ResNet-18 puts a **BatchNorm** after every convolution. In **training** mode it normalises each
 # channel with the mean and variance of the *current batch* (so its output has mean 0, std 1 per
-# channel) and updates its running averages (buffers, notebook 06, momentum 0.1). In **evaluation**
+# channel) and updates its running averages (buffers, notebook 07, momentum 0.1). In **evaluation**
 # mode it uses the running averages instead, so one image's output never depends on what else is in
 # the batch. Here a batch with mean about 5 and std about 2:
 
@@ -284,11 +293,11 @@ resnet = resnet_18(num_classes=10)
 summary = summarize(resnet, (1, 3, 32, 32))
 
 # %% [markdown]
-# **11,181,642 parameters** (with 10 classes; 11,689,512 with ImageNet's 1,000) and about 37
-# million MACs for one 32x32 image. Almost all parameters sit in the last stage (the 3x3
-# convolutions from 512 to 512 channels, 2.4 million weights each), almost all FLOPs are spread
-# evenly over the four stages: each stage halves the image (4x fewer positions) and doubles the
-# channels (4x more work per position).
+# **11,181,642 parameters** (with 10 classes; Exercise 9.2 asks how many with ImageNet's 1,000)
+# and about 37 million MACs for one 32x32 image. Almost all parameters sit in the last stage
+# (the 3x3 convolutions from 512 to 512 channels, 2.4 million weights each), almost all FLOPs
+# are spread evenly over the four stages: each stage halves the image (4x fewer positions) and
+# doubles the channels (4x more work per position).
 #
 # The same by stage, from the summary (`summary.modules` holds each module's total):
 
@@ -386,6 +395,7 @@ for name, norms in depth_norms.items():
 # %%
 import matplotlib.pyplot as plt
 
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for name, norms in depth_norms.items():
     ax.semilogy(range(len(norms)), norms, marker="o", label=name)
@@ -412,31 +422,34 @@ print("residual: first layer gets at least half the last layer's gradient:",
 #
 # ## Exercises
 #
-# ### Exercise 8.1 · Shape, parameters and cost of a convolution
+# ### Exercise 9.1 · Shape, parameters and cost of a convolution
 #
-# A `Conv2d(64, 128, kernel_size=3, stride=2, padding=1, bias=False)` is applied to a
-# `(1, 64, 16, 16)` input. Work out the output shape, the number of parameters of the layer, and
+# A `Conv2d(48, 96, kernel_size=3, stride=2, padding=1, bias=False)` is applied to a
+# `(1, 48, 18, 18)` input. Work out the output shape, the number of parameters of the layer, and
 # the MACs of this call.
 
 # %% tags=["solution"]
-conv_shape = (1, 128, 8, 8)
-conv_params = 73_728
-conv_macs = 4_718_592
+conv_shape = (1, 96, 9, 9)
+conv_params = 41_472
+conv_macs = 3_359_232
 
 # %% tags=["check"]
-conv_check = nn.Conv2d(64, 128, kernel_size=3, stride=2, padding=1, bias=False)
+conv_check = nn.Conv2d(48, 96, kernel_size=3, stride=2, padding=1, bias=False)
 with lucid.count_flops():
-    out_check = conv_check(lucid.zeros(1, 64, 16, 16, dtype=lucid.Float32))
-check("Exercise 8.1 (shape)", conv_shape, out_check.shape,
+    out_check = conv_check(lucid.zeros(1, 48, 18, 18, dtype=lucid.Float32))
+check("Exercise 9.1 (shape)", conv_shape, out_check.shape,
+      nudge="Section 2 computes an output shape for a convolution; do the same for each axis.",
       hint="padding adds to both sides, a stride of 2 keeps every second position, and the "
            "channels are the layer's output channels.")
-check("Exercise 8.1 (parameters)", conv_params, sum(p.size for p in conv_check.parameters()),
+check("Exercise 9.1 (parameters)", conv_params, sum(p.size for p in conv_check.parameters()),
+      nudge="What does one output channel's filter cover?",
       hint="one 3x3 filter over all input channels per output channel, and no bias.")
-check("Exercise 8.1 (MACs)", conv_macs, out_check.cost.macs,
+check("Exercise 9.1 (MACs)", conv_macs, out_check.cost.macs,
+      nudge="Section 2 counts a convolution's MACs per output number.",
       hint="section 2: C_in·K·K multiply-adds for each output number.")
 
 # %% [markdown]
-# ### Exercise 8.2 · ResNet-18 for 1,000 classes
+# ### Exercise 9.2 · ResNet-18 for 1,000 classes
 #
 # Section 6 counted 11,181,642 parameters for `resnet_18(num_classes=10)`. Without running
 # anything: how many does `resnet_18(num_classes=1000)` have? Only the last layer, a
@@ -446,14 +459,15 @@ check("Exercise 8.1 (MACs)", conv_macs, out_check.cost.macs,
 resnet_1000_params = 11_689_512
 
 # %% tags=["check"]
-check("Exercise 8.2", resnet_1000_params,
+check("Exercise 9.2", resnet_1000_params,
       sum(p.size for p in resnet_18(num_classes=1000).parameters()),
+      nudge="Only one layer changes with the number of classes.",
       hint="the Linear layer has 512·classes weights and one bias per class; how many more "
            "does it get going from 10 to 1,000 classes?")
 
 
 # %% [markdown]
-# ### Exercise 8.3 · The output size formula
+# ### Exercise 9.3 · The output size formula
 #
 # Write `conv_output_size(size, kernel, stride=1, padding=0)`: the length of one side of a
 # convolution's output, for an input side of `size`. The check runs real convolutions and
@@ -472,15 +486,49 @@ def measured_output_size(size, kernel, stride=1, padding=0):
     return F.conv2d(x, w, stride=stride, padding=padding).shape[-1]
 
 
-check_function("Exercise 8.3", conv_output_size, measured_output_size,
+check_function("Exercise 9.3", conv_output_size, measured_output_size,
                [(8, 3, 1, 1), (32, 7, 2, 3), (5, 3), (10, 4, 3, 0), (16, 1, 2, 0)],
+               nudge="Slide a kernel along one side of the padded input and count its positions.",
                hint="count where the kernel's first row can start: from 0 to size + 2·padding "
                     "- kernel, every stride-th position.")
 
+
 # %% [markdown]
-# To go further, read the engine: `lucid/ops/conv.py` (im2col and col2im),
-# `lucid/models/imgclf/resnet.py` (the blocks drawn above) and `lucid/optim/` (the update
-# rules), or train ResNet-18 on a real image dataset.
+# ### Exercise 9.4 · A cost formula for convolutions
 #
-# **Next:** [09 · Layers and losses](09_layers_and_losses.ipynb): the rest of Lucid's layers and
-# losses (chapter 10 does the optimizers, schedules and data tools).
+# Write `conv_macs(c_in, c_out, kernel, h_out, w_out)`: the MACs of a `Conv2d(c_in, c_out,
+# kernel)` without bias that produces an output of `h_out` x `w_out` positions (one image). The
+# check measures real convolutions with `count_flops`.
+
+# %% tags=["solution"]
+def conv_macs(c_in, c_out, kernel, h_out, w_out):
+    """MACs of a bias-free 2-D convolution, one image."""
+    return c_out * h_out * w_out * c_in * kernel * kernel
+
+
+# %% tags=["check"]
+def measured_conv_macs(c_in, c_out, kernel, h_out, w_out):
+    layer = nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2, bias=False)  # keeps h and w
+    with lucid.count_flops():
+        out = layer(lucid.zeros(1, c_in, h_out, w_out, dtype=lucid.Float32))
+    return out.cost.macs
+
+
+check_function("Exercise 9.4", conv_macs, measured_conv_macs,
+               [(3, 8, 3, 5, 5), (16, 4, 1, 7, 6), (2, 6, 5, 4, 4)],
+               nudge="Section 2 counts a convolution's MACs per output number.",
+               hint="each output number costs c_in·kernel·kernel MACs, and there are "
+                    "c_out·h_out·w_out output numbers.")
+
+# %% [markdown]
+# To go further, read the engine: `inspect.getsource` prints the code of any of its classes and
+# functions, as here the `BasicBlock` drawn above (try `lucid.optim.SGD` for an update rule,
+# `lucid.ops.conv.Windows` for im2col and col2im), or train ResNet-18 on a real image dataset.
+
+# %%
+print(inspect.getsource(type(resnet.layer1[0])))
+
+# %% [markdown]
+#
+# **Next:** [10 · Layers and losses](10_layers_and_losses.ipynb): the rest of Lucid's layers and
+# losses (chapter 11 does the optimizers, schedules and data tools).

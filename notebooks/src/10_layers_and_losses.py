@@ -1,9 +1,9 @@
 # %% [markdown]
-# # 09 · Layers and losses: the rest of the catalogue
+# # 10 · Layers and losses: the rest of the catalogue
 #
-# Chapters 07 and 08 trained real models with a handful of pieces: `Linear`, `Conv2d`,
+# Chapters 08 and 09 trained real models with a handful of pieces: `Linear`, `Conv2d`,
 # `cross_entropy`, SGD. Lucid has more, with PyTorch's names and shapes. This chapter is a guided
-# tour of the layers and losses on the shelf (chapter 10 does the optimizers, schedules and data
+# tour of the layers and losses on the shelf (chapter 11 does the optimizers, schedules and data
 # tools). Each section is short and stands on its own: one idea, and a cell whose output checks
 # it - a shape against its formula, a value against NumPy, or a plot.
 #
@@ -20,8 +20,8 @@
 # | 9 | losses, and the shape mistake they refuse | `lucid.nn` |
 # | 10 | weight initialisation | `lucid.nn.init` |
 #
-# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb) and
-# [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb); the sections can be read in any order.
+# **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) and
+# [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb); the sections can be read in any order.
 
 # %%
 import math
@@ -36,10 +36,11 @@ import lucid.nn.functional as F
 from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 05 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
@@ -90,7 +91,7 @@ print("permutation(10):", perm, " sorted back:", np.array_equal(np.sort(perm), n
 # %% [markdown]
 # The generator is NumPy's, and MLX never draws a number: the values are drawn first and only
 # *then* placed on the device. So the same seed gives the same numbers on `"cpu"` and on
-# `"gpu"` - useful when you compare the two devices (notebook 04).
+# `"gpu"` - useful when you compare the two devices (notebook 05).
 
 # %% tags=["nbval-check-output"]
 lucid.random.seed(7)
@@ -107,7 +108,7 @@ print("identical:", np.array_equal(on_cpu.numpy(), on_gpu.numpy()))
 #
 # ### `Conv1d`: convolution along a sequence
 #
-# `Conv2d` (notebook 08) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
+# `Conv2d` (notebook 09) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
 # sequence `(N, C, L)` - audio, a time series, text embeddings. The output length follows the same
 # formula as each side of an image:
 #
@@ -225,7 +226,7 @@ for H, W in [(7, 7), (10, 13), (32, 32)]:
 #
 # | layer | statistics over | one statistic per | depends on the batch? |
 # |---|---|---|---|
-# | `BatchNorm2d(C)` | N, H, W | channel | yes (and keeps running averages, notebook 06) |
+# | `BatchNorm2d(C)` | N, H, W | channel | yes (and keeps running averages, notebook 07) |
 # | `LayerNorm((C, H, W))` | C, H, W | sample | no |
 # | `GroupNorm(G, C)` | C/G channels, H, W | sample and group of channels | no |
 #
@@ -240,7 +241,7 @@ groups = {
     "LayerNorm((6, H, W))\nper sample": sample,
     "GroupNorm(2, 6)\nper sample and group": sample * G + channel // (C // G),
 }
-fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+fig, axes = plt.subplots(1, 3, figsize=(9, 3.8))
 for ax, (title, ids) in zip(axes, groups.items()):
     ax.imshow(ids, cmap="tab20", vmin=0, vmax=19)
     for (n, c), k in np.ndenumerate(ids):
@@ -377,7 +378,7 @@ activations = {
     "Sigmoid": nn.Sigmoid(),
     "Tanh": nn.Tanh(),
 }
-fig, (ax_f, ax_d) = plt.subplots(1, 2, figsize=(12, 5))
+fig, (ax_f, ax_d) = plt.subplots(1, 2, figsize=(9, 4.5))
 for name, act in activations.items():
     f, df = value_and_slope(act, xs)
     ax_f.plot(xs, f, label=name)
@@ -394,7 +395,7 @@ plt.show()
 # %% [markdown]
 # What to read off the plot: Sigmoid's slope is at most 1/4 and Tanh's at most 1, and both vanish
 # for large $|x|$ (saturation: deep stacks of them train slowly). LeakyReLU never has a zero slope,
-# so its units cannot die (notebook 07). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
+# so its units cannot die (notebook 08). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
 # SiLU even dip below zero. Each derivative matches its textbook formula:
 
 # %% tags=["nbval-check-output"]
@@ -476,7 +477,7 @@ print("per-head weights:", per_head.shape, "(N, heads, L, S)")
 # `Sequential` runs modules in order and `ModuleList` holds a list; `ModuleDict` holds modules
 # under **names**, for models that choose a part at run time - here one shared body and a head per
 # task. A plain Python `dict` would look the same, but `Module.__setattr__` only registers
-# `Module`s (notebook 06): the heads inside a plain dict are invisible to `parameters()`, so an
+# `Module`s (notebook 07): the heads inside a plain dict are invisible to `parameters()`, so an
 # optimizer would never train them, and `state_dict()` would never save them - and nothing fails.
 
 # %% tags=["nbval-check-output"]
@@ -671,7 +672,7 @@ plt.show()
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 9.1 · Padding that keeps the length
+# ### Exercise 10.1 · Padding that keeps the length
 #
 # A `Conv1d(1, 1, kernel_size=3, padding=p)` should give an output as long as its input. Which
 # padding `p`? And for `kernel_size=5, dilation=2`?
@@ -689,12 +690,14 @@ def keeping_padding(kernel_size, dilation=1):
                                                   dilation=dilation)(seq).shape[-1] == 20)
 
 
+nudge = "Section 2 gives the output length of a convolution; which padding keeps it at L?"
 hint = "section 2's formula: L_out = L + 2·padding - dilation·(kernel_size - 1) for stride 1."
-check("Exercise 9.1 (kernel 3)", padding_k3, keeping_padding(3), hint=hint)
-check("Exercise 9.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2), hint=hint)
+check("Exercise 10.1 (kernel 3)", padding_k3, keeping_padding(3), nudge=nudge, hint=hint)
+check("Exercise 10.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2),
+      nudge=nudge, hint=hint)
 
 # %% [markdown]
-# ### Exercise 9.2 · Alone or in a batch
+# ### Exercise 10.2 · Alone or in a batch
 #
 # Of `nn.LayerNorm((6, 3, 3))`, `nn.GroupNorm(2, 6)` and `nn.BatchNorm2d(6)` (in training mode),
 # which give a sample the **same** output whether it comes alone (a batch of 1) or in a batch of
@@ -711,13 +714,14 @@ for layer in (nn.LayerNorm((6, 3, 3)), nn.GroupNorm(2, 6), nn.BatchNorm2d(6)):
     alone, in_batch = layer(batch[:1]).numpy(), layer(batch).numpy()[:1]
     if np.allclose(alone, in_batch, atol=1e-5):
         same.add(type(layer).__name__)
-check("Exercise 9.2", batch_independent, same,
+check("Exercise 10.2", batch_independent, same,
+      nudge="Section 3's table says which statistics each normalisation uses.",
       hint="which of them compute their mean and variance from one sample only, and which "
            "over the whole batch (section 3's table)?")
 
 
 # %% [markdown]
-# ### Exercise 9.3 · Implement layer normalisation
+# ### Exercise 10.3 · Implement layer normalisation
 #
 # Write `layer_norm(x, eps=1e-5)` for a NumPy array: normalise each row (the last axis) to mean 0
 # and variance 1, i.e. subtract the row's mean and divide by $\sqrt{\text{variance} +
@@ -737,17 +741,62 @@ def lucid_layer_norm(x, eps=1e-5):
     return F.layer_norm(lucid.Tensor(x), x.shape[-1], eps=eps)
 
 
-check_function("Exercise 9.3", layer_norm, lucid_layer_norm,
+check_function("Exercise 10.3", layer_norm, lucid_layer_norm,
                [(np.array([[1.0, 2.0, 3.0, 4.0]]),),
                 (np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 3.0]]),),
                 (np.arange(24.0).reshape(2, 3, 4), 1e-3)],
+               nudge="Layer normalisation normalises each row on its own (section 3).",
                hint="mean and variance along axis=-1 with keepdims=True, so that they broadcast "
                     "against x.")
+
+
+# %% [markdown]
+# ### Exercise 10.4 · An embedding layer of your own
+#
+# Write the layer `MyEmbedding(num_embeddings, embedding_dim)`: an `nn.Module` with one
+# Parameter, `weight`, a table of shape `(num_embeddings, embedding_dim)` drawn from
+# `lucid.random.randn`, whose `forward(ids)` returns the rows of the table that the ids name
+# (`(N, L)` ids give `(N, L, E)` vectors), as `nn.Embedding` does in section 5. The check builds
+# yours and `nn.Embedding`, looks up the same ids, and compares the parameters, the output
+# against the table's rows, and the gradient the table receives.
+
+# %% tags=["solution"]
+class MyEmbedding(nn.Module):
+    """A learnable table with one row per id; forward looks rows up."""
+
+    def __init__(self, num_embeddings, embedding_dim):
+        super().__init__()
+        self.weight = nn.Parameter(lucid.random.randn(num_embeddings, embedding_dim))
+
+    def forward(self, ids):
+        return self.weight[ids]
+
+
+# %% tags=["check"]
+def embedding_report(make_layer):
+    """What a table layer registers, what it returns and what gradient its table gets."""
+    lucid.random.seed(0)
+    layer = make_layer(10, 4)
+    ids_check = lucid.tensor([[1, 3, 3], [0, 9, 3]])
+    out = layer(ids_check)
+    (out * lucid.Tensor(np.arange(1.0, 5.0))).sum().backward()
+    return {"parameters": [(n, tuple(p.shape)) for n, p in layer.named_parameters()],
+            "output - the rows of weight": out.numpy() - layer.weight.numpy()[ids_check.numpy()],
+            "gradient of weight": layer.weight.grad}
+
+
+check_function("Exercise 10.4", lambda: embedding_report(MyEmbedding),
+               lambda: embedding_report(nn.Embedding), [()],
+               nudge="A layer registers its table as an nn.Parameter in __init__; forward "
+                     "only looks rows up.",
+               hint="self.weight = nn.Parameter(lucid.random.randn(num_embeddings, "
+                    "embedding_dim)); forward returns self.weight[ids] (indexing a Tensor by a "
+                    "Tensor of ids picks rows, and backward adds the gradients of repeated ids).")
 
 # %% [markdown]
 # Every layer and loss of Lucid has now appeared in a chapter. To see how one of them works,
 # open its file - `lucid/nn/layers/`, `lucid/nn/functional/` - each docstring states the formula
 # you saw checked here.
 #
-# **Next:** [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb): the rest of the
+# **Next:** [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb): the rest of the
 # shelf.

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 06 · Parameters, buffers and `state_dict`
+# # 07 · Parameters, buffers and `state_dict`
 #
 # A model is a tree of `nn.Module`s. Each module owns three kinds of things:
 #
@@ -14,12 +14,13 @@
 # watch a forward pass through hooks.
 #
 # **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (`requires_grad`,
-# `backward`), Python classes (`__init__`, `super()`), and [04](04_devices_cpu_gpu.ipynb) for
+# `backward`), Python classes (`__init__`, `super()`), and [05](05_devices_cpu_gpu.ipynb) for
 # `.to()`.
 
 # %%
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import lucid
@@ -28,9 +29,10 @@ import lucid.nn.functional as F
 from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 05 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 
@@ -170,6 +172,36 @@ print(f"{'steps buffer:':14s}", net.steps.numpy())
 # %% [markdown]
 # In evaluation mode the running statistics are read, not updated. `train()` / `eval()` set the
 # mode of the whole tree. (`steps` counted both calls: our own `forward` increments it.)
+#
+# How fast does the buffer learn the data? Each training call moves it 10% of the way to the
+# batch's mean: $r_t = 0.9\, r_{t-1} + 0.1\, m_t$ from $r_0 = 0$. Forty batches of 16 numbers
+# drawn around 3:
+
+# %%
+lucid.random.seed(1)
+bn_demo = nn.BatchNorm1d(1)                              # a new module is in training mode
+batch_means, running = [], []
+for _ in range(40):
+    xb = 3.0 + lucid.random.randn(16, 1, dtype=lucid.Float32)
+    bn_demo(xb)
+    batch_means.append(xb.numpy().mean())
+    running.append(bn_demo.running_mean.numpy()[0])
+
+steps = np.arange(1, 41)
+fig, ax = plt.subplots(figsize=(8, 4))
+ax.plot(steps, batch_means, "o", markersize=5, alpha=0.6, label="mean of each batch $m_t$")
+ax.plot(steps, running, linewidth=2.5, label="running_mean (the buffer) $r_t$")
+ax.plot(steps, 3 * (1 - 0.9 ** steps), "k--", label=r"$3\,(1 - 0.9^t)$")
+ax.set(xlabel="training step t", ylabel="mean", ylim=(0, 4),
+       title="BatchNorm's running mean, momentum 0.1")
+ax.legend(loc="lower right")
+plt.show()
+
+# %% [markdown]
+# The buffer follows $3(1 - 0.9^t)$: it needs about 20 batches ($0.9^{20} \approx 0.12$) to
+# forget its start at 0, and then it averages away the batch-to-batch noise. A model with
+# BatchNorm evaluated after only a few training steps uses statistics that are still mostly the
+# start value.
 #
 # ## 3. `state_dict`: every parameter and buffer, by name
 #
@@ -366,7 +398,7 @@ print("after remove(), as before:", np.array_equal(restored, base))
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 6.1 · A plain tensor attribute
+# ### Exercise 7.1 · A plain tensor attribute
 #
 # A module stores a tensor as `self.mask = lucid.ones(3)`: a plain `Tensor`, neither a
 # `Parameter` nor a `Buffer`. Is `"mask"` in the module's `state_dict()`? Answer `True` or
@@ -383,12 +415,13 @@ class Masked(nn.Module):
         self.mask = lucid.ones(3)
 
 
-check("Exercise 6.1", mask_is_saved, "mask" in Masked().state_dict(),
+check("Exercise 7.1", mask_is_saved, "mask" in Masked().state_dict(),
+      nudge="Section 1: what does a Module register when an attribute is assigned?",
       hint="__setattr__ registers Parameters, Buffers and Modules (section 1); what about "
            "anything else? To save it without training it, make it a buffer.")
 
 # %% [markdown]
-# ### Exercise 6.2 · BatchNorm's state
+# ### Exercise 7.2 · BatchNorm's state
 #
 # How many entries does `nn.BatchNorm1d(3).state_dict()` have, and how many of them would an
 # optimizer update?
@@ -399,15 +432,17 @@ n_trained = 2
 
 # %% tags=["check"]
 bn_check = nn.BatchNorm1d(3)
-check("Exercise 6.2 (entries)", n_entries, len(bn_check.state_dict()),
+check("Exercise 7.2 (entries)", n_entries, len(bn_check.state_dict()),
+      nudge="A state_dict holds more than the parameters; section 2 prints one.",
       hint="count the parameters and the buffers: section 2 prints BatchNorm's buffers, and "
            "its counter of batches is one too.")
-check("Exercise 6.2 (trained)", n_trained, len(list(bn_check.parameters())),
+check("Exercise 7.2 (trained)", n_trained, len(list(bn_check.parameters())),
+      nudge="Which entries does an optimizer's step touch?",
       hint="an optimizer updates parameters only: the scale and the shift.")
 
 
 # %% [markdown]
-# ### Exercise 6.3 · Write a module
+# ### Exercise 7.3 · Write a module
 #
 # Write `Scale(n)`: a module with a trainable parameter `weight` (`n` ones, `Float32`) and a buffer
 # `calls` (one number, starting at 0) that counts how often `forward` ran. `forward(x)` adds 1 to
@@ -447,10 +482,45 @@ def specification(n):
             "calls": 2.0, "weight is trained": True}
 
 
-check_function("Exercise 6.3", anatomy, specification, [3, 1],
+check_function("Exercise 7.3", anatomy, specification, [3, 1],
+               nudge="Section 1: what does a Module register when an attribute is assigned?",
                hint="a Parameter assigned as an attribute registers itself (section 1); a "
                     "number that is saved but never trained is a buffer.")
 
 # %% [markdown]
-# **Next:** [07 · Training an MLP](07_training_an_mlp.ipynb): everything so far, put together to
+# ### Exercise 7.4 · The names of the parameters
+#
+# Which names does `named_parameters()` list for this module? Give them as a list of strings.
+#
+# ```python
+# class Block(nn.Module):
+#     def __init__(self):
+#         super().__init__()
+#         self.lin = nn.Linear(3, 3)
+#         self.scale = nn.Parameter(lucid.ones(3))
+#         self.norm = nn.LayerNorm(3)
+#         self.register_buffer("steps", lucid.zeros(1))
+# ```
+
+# %% tags=["solution"]
+block_names = ["lin.weight", "lin.bias", "scale", "norm.weight", "norm.bias"]
+
+
+# %% tags=["check"]
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.scale = nn.Parameter(lucid.ones(3))
+        self.norm = nn.LayerNorm(3)
+        self.register_buffer("steps", lucid.zeros(1))
+
+
+check("Exercise 7.4", block_names, {name for name, _ in Block().named_parameters()},
+      nudge="Section 1: a sub-module's parameters are listed under the sub-module's name.",
+      hint="a child's parameters get its attribute name and a dot in front (lin.weight); a "
+           "buffer is not a parameter.")
+
+# %% [markdown]
+# **Next:** [08 · Training an MLP](08_training_an_mlp.ipynb): everything so far, put together to
 # train a classifier on real handwritten digits.

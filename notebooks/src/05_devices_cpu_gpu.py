@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 04 · Devices: "cpu" is NumPy, "gpu" is MLX
+# # 05 · Devices: "cpu" is NumPy, "gpu" is MLX
 #
 # Every Lucid tensor lives on a **device**. Lucid has two:
 #
@@ -257,7 +257,7 @@ print("theta =", [round(t, 3) for t in theta.tolist()])
 p = lucid.random.randn(2, 3, requires_grad=True)          # cpu
 q = lucid.random.randn(3, 2, device="gpu")                # gpu
 
-with lucid.count_flops():                                  # the drawing shows FLOPs (see 05)
+with lucid.count_flops():                                  # the drawing shows FLOPs (see 06)
     h_cpu = lucid.exp(p) * 2                               # runs on cpu
     h_gpu = h_cpu.to("gpu")                                # the device move is an op too
     out = (h_gpu @ q).sum()                                # runs on gpu
@@ -344,7 +344,7 @@ print(f"          'gpu' (MLX on CPU): {1e3 * t_gpu:6.2f} ms")
 #
 # ## Exercises
 #
-# ### Exercise 4.1 · Where does it run?
+# ### Exercise 5.1 · Where does it run?
 #
 # Without running it: on which device is the result of
 # `lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")`? Answer `"cpu"` or `"gpu"`.
@@ -353,11 +353,12 @@ print(f"          'gpu' (MLX on CPU): {1e3 * t_gpu:6.2f} ms")
 device_1 = "gpu"
 
 # %% tags=["check"]
-check("Exercise 4.1", device_1, (lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")).device,
+check("Exercise 5.1", device_1, (lucid.Tensor([1.0]) + lucid.random.randn(1, device="gpu")).device,
+      nudge="Which tensors are free, and what does a free tensor do next to a placed one?",
       hint="a tensor made from a Python list is free (section 3).")
 
 # %% [markdown]
-# ### Exercise 4.2 · Does it raise?
+# ### Exercise 5.2 · Does it raise?
 #
 # And `lucid.random.randn(1) + lucid.random.randn(1, device="gpu")`: does it raise an error?
 # Answer `True` or `False`.
@@ -371,12 +372,13 @@ try:
     it_raised = False
 except RuntimeError:
     it_raised = True
-check("Exercise 4.2", raises, it_raised,
+check("Exercise 5.2", raises, it_raised,
+      nudge="Where does lucid.random put the tensors it makes?",
       hint="is a tensor made by lucid.random free, or does it mean a device (section 4)?")
 
 
 # %% [markdown]
-# ### Exercise 4.3 · Fix the mixed-device error
+# ### Exercise 5.3 · Fix the mixed-device error
 #
 # Write `matmul_on_cpu(a, b)`: the product `a @ b` as a tensor on the **cpu**, whichever devices
 # `a` and `b` are on. (Section 4's `w @ v` raised; this function must not.)
@@ -394,12 +396,30 @@ def product_by_numpy(a, b):
 
 a_cpu = lucid.Tensor(np.arange(6.0).reshape(2, 3))
 b_gpu = lucid.Tensor(np.ones((3, 2))).to("gpu")
-check_function("Exercise 4.3", matmul_on_cpu, product_by_numpy,
+check_function("Exercise 5.3", matmul_on_cpu, product_by_numpy,
                [(a_cpu, b_gpu), (a_cpu.to("gpu"), b_gpu), (a_cpu, b_gpu.to("cpu"))],
+               nudge="Both operands of an operation must be on one device.",
                hint="move each operand with .to(...) before the product; moving a tensor that "
                     "is already there costs nothing.")
-check("Exercise 4.3 (device)", matmul_on_cpu(a_cpu.to("gpu"), b_gpu).device, "cpu",
+check("Exercise 5.3 (device)", matmul_on_cpu(a_cpu.to("gpu"), b_gpu).device, "cpu",
+      nudge="Both operands of an operation must be on one device.",
       hint="the result must live on the cpu.")
 
 # %% [markdown]
-# **Next:** [05 · FLOPs](05_flops.ipynb): how much work a graph costs, counted op by op.
+# ### Exercise 5.4 · A round trip
+#
+# On which device is `lucid.Tensor([1.0]).to("gpu").sum().to("cpu") * lucid.Tensor([2.0])`?
+# Answer `"cpu"` or `"gpu"`.
+
+# %% tags=["solution"]
+device_4 = "cpu"
+
+# %% tags=["check"]
+check("Exercise 5.4", device_4,
+      (lucid.Tensor([1.0]).to("gpu").sum().to("cpu") * lucid.Tensor([2.0])).device,
+      nudge="Follow the tensor step by step: where is it after each call?",
+      hint=".to moves a tensor; a free tensor (from a list) joins the device of the other "
+           "operand (section 3).")
+
+# %% [markdown]
+# **Next:** [06 · FLOPs](06_flops.ipynb): how much work a graph costs, counted op by op.

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 16 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
+# # 18 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
 #
 # The engine of chapters 02-03 computes first derivatives. This chapter shows what the same
 # engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
@@ -14,14 +14,15 @@
 # | 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
 #
 # **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (gradients and
-# `gradcheck`), [09 · Layers and losses](09_layers_and_losses.ipynb) and
-# [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb); some matrix calculus
+# `gradcheck`), [10 · Layers and losses](10_layers_and_losses.ipynb) and
+# [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb); some matrix calculus
 # helps in sections 1 and 2.
 
 # %%
 import math
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import lucid
@@ -31,10 +32,11 @@ from lucid.autograd import functional, grad, gradgradcheck
 from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 05 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 np.set_printoptions(precision=4, suppress=True)
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
@@ -52,6 +54,31 @@ x = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 print("f'  :", d1.numpy(), " by hand:", 3 * x.numpy() ** 2)
 print("f'' :", d2.numpy(), " by hand:", 6 * x.numpy())
 print("f''':", d3.numpy())
+
+# %% [markdown]
+# The same three calls on a whole grid of points draw the derivatives of an activation. For
+# $\tanh$: $\tanh' = 1 - \tanh^2$ (the backward rule of chapter 03), and differentiating that
+# again, $\tanh'' = -2 \tanh \cdot (1 - \tanh^2)$ and
+# $\tanh''' = (6 \tanh^2 - 2)(1 - \tanh^2)$. Lines: what autograd gives; dots: the formulas.
+
+# %%
+grid = lucid.Tensor(np.linspace(-3, 3, 121), requires_grad=True)
+curves = {"tanh": lucid.tanh(grid)}
+for name in ("tanh'", "tanh''", "tanh'''"):
+    (curves[name],) = grad(list(curves.values())[-1].sum(), grid, create_graph=True)
+t, xs = np.tanh(grid.numpy()), grid.numpy()
+by_hand = {"tanh": t, "tanh'": 1 - t**2, "tanh''": -2 * t * (1 - t**2),
+           "tanh'''": (6 * t**2 - 2) * (1 - t**2)}
+fig, ax = plt.subplots(figsize=(8, 4.5))
+for name, curve in curves.items():
+    line, = ax.plot(xs, curve.numpy(), linewidth=2.5, label=name)
+    ax.plot(xs[::8], by_hand[name][::8], "o", color=line.get_color(), markersize=5)
+ax.set(xlabel="x", title="tanh and three derivatives, each by grad(create_graph=True)")
+ax.grid(alpha=0.3)
+ax.legend(loc="lower right")
+plt.show()
+print("largest difference from the formulas:",
+      f"{max(np.abs(c.numpy() - by_hand[n]).max() for n, c in curves.items()):.1e}")
 
 # %% [markdown]
 # **The Hessian** $H_{ij} = \partial^2 f / \partial x_i \partial x_j$ of a quadratic form
@@ -332,7 +359,7 @@ print("Subset       :", len(evens), [float(evens[i][0]) for i in range(len(evens
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 16.1 · A Hessian by hand
+# ### Exercise 18.1 · A Hessian by hand
 #
 # Work out the Hessian of $f(x, y) = x^2 y + \sin(x y)$ at $(x, y) = (1, 2)$ by hand: the
 # matrix of second derivatives $\begin{pmatrix} f_{xx} & f_{xy} \\ f_{yx} & f_{yy}
@@ -351,12 +378,13 @@ def f_xy(v):
     return x * x * y + lucid.sin(x * y)
 
 
-check("Exercise 16.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
+check("Exercise 18.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
+      nudge="Second derivatives: differentiate a first derivative once more.",
       hint="differentiate twice, one variable at a time; the derivative of sin(xy) with respect "
            "to x is y·cos(xy), and the product rule gives f_xy.")
 
 # %% [markdown]
-# ### Exercise 16.2 · The third derivative
+# ### Exercise 18.2 · The third derivative
 #
 # For $f(x) = x^4$, what is $f'''(1)$? The check computes it as section 1 does: `grad` three
 # times, with `create_graph=True`.
@@ -369,11 +397,12 @@ x_check = lucid.Tensor(1.0, requires_grad=True)
 (g1,) = grad(x_check ** 4, x_check, create_graph=True)
 (g2,) = grad(g1, x_check, create_graph=True)
 (g3,) = grad(g2, x_check)
-check("Exercise 16.2", third_derivative, g3, hint="4x³, then 12x², then ...")
+check("Exercise 18.2", third_derivative, g3, nudge="Each derivative lowers the power by one.",
+                                             hint="4x³, then 12x², then ...")
 
 
 # %% [markdown]
-# ### Exercise 16.3 · A Hessian-vector product from two gradients
+# ### Exercise 18.3 · A Hessian-vector product from two gradients
 #
 # Write `hvp_by_hand(f, x, v)`: the product $H v$ of the Hessian of the scalar function `f` at
 # `x` (a Tensor that requires grad) with the vector `v`, without building $H$. Use `grad` twice:
@@ -397,16 +426,85 @@ def quadratic_form(t):
     return t @ lucid.Tensor(A) @ t
 
 
+def f_xy(v):
+    x, y = v[0], v[1]
+    return x * x * y + lucid.sin(x * y)
+
+
 x_a = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 x_b = lucid.Tensor([1.0, 2.0], requires_grad=True)
-check_function("Exercise 16.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
+check_function("Exercise 18.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
                [(cubic_sum, x_a, lucid.Tensor([1.0, 0.0, 0.0])),
                 (cubic_sum, x_a, lucid.Tensor([1.0, 2.0, 3.0])),
                 (quadratic_form, x_a, lucid.Tensor([0.0, 1.0, -1.0])),
                 (f_xy, x_b, lucid.Tensor([1.0, 1.0]))],
+               nudge="A Hessian-vector product needs no Hessian: differentiate a dot product.",
                hint="the gradient of g·v with respect to x is H v, because H is the Jacobian "
                     "of g. The first grad needs create_graph=True, or g has no graph to "
                     "differentiate.")
+
+
+# %% [markdown]
+# ### Exercise 18.4 · Least squares with `lucid.linalg.solve`
+#
+# Write `least_squares(X, y)`: the weights $w$ that minimise $\lVert X w - y \rVert^2$, for a
+# Tensor `X` of shape `(n, d)` (more rows than columns) and a Tensor `y` of shape `(n,)`.
+# Setting the gradient $2 X^\top (X w - y)$ to zero gives the *normal equations*
+# $X^\top X\, w = X^\top y$: solve them with `lucid.linalg.solve` (section 2), not with an
+# inverse. Return a Tensor of shape `(d,)`; because every step is a Lucid op, gradients flow
+# through it.
+
+# %% tags=["solution"]
+def least_squares(X, y):
+    """The w of shape (d,) that minimises |X w - y|², from the normal equations."""
+    return lucid.linalg.solve(X.mT @ X, X.mT @ y)
+
+
+# %% tags=["check"]
+def numpy_least_squares(X, y):
+    return np.linalg.lstsq(X.numpy(), y.numpy(), rcond=None)[0]
+
+
+rng = np.random.default_rng(18)
+cases = [(lucid.Tensor(rng.standard_normal((n, d))), lucid.Tensor(rng.standard_normal(n)))
+         for n, d in [(5, 2), (8, 3), (20, 4)]]
+check_function("Exercise 18.4", least_squares, numpy_least_squares, cases,
+               entries="the d weights",
+               nudge="Section 2 solves a linear system A w = b; which A and b give the "
+                     "minimum?",
+               hint="A = X.mT @ X (d x d) and b = X.mT @ y (d,): lucid.linalg.solve(A, b).")
+
+
+# %% [markdown]
+# ### Exercise 18.5 · Patches back into images, with `einops`
+#
+# Section 3 cut images `(b, c, h·p, w·p)` into patches `(b, h·w, c·p·p)` with `rearrange`.
+# Write `from_patches(patches, h, w, p)`, the way back: one `einops.rearrange` call that
+# turns the patches into the images they came from.
+
+# %% tags=["solution"]
+def from_patches(patches, h, w, p):
+    """Images (b, c, h·p, w·p) from their patches (b, h·w, c·p·p)."""
+    return einops.rearrange(patches, "b (h w) (c p1 p2) -> b c (h p1) (w p2)", h=h, w=w,
+                            p1=p, p2=p)
+
+
+# %% tags=["check"]
+def numpy_from_patches(patches, h, w, p):
+    x = patches.numpy()
+    b, c = x.shape[0], x.shape[2] // (p * p)
+    x = x.reshape(b, h, w, c, p, p).transpose(0, 3, 1, 4, 2, 5)
+    return x.reshape(b, c, h * p, w * p)
+
+
+rng = np.random.default_rng(5)
+check_function("Exercise 18.5", from_patches, numpy_from_patches,
+               [(lucid.Tensor(rng.standard_normal((2, 4, 12))), 2, 2, 2),
+                (lucid.Tensor(rng.standard_normal((1, 6, 9))), 2, 3, 3),
+                (lucid.Tensor(rng.standard_normal((3, 1, 4))), 1, 1, 2)],
+               nudge="Read section 3's pattern from right to left.",
+               hint="swap the two sides of section 3's pattern, and name h and w (p1 = p2 = p) "
+                    "so that einops can split h·w and c·p·p.")
 
 # %% [markdown]
 # **Next:** back to [00 · Start here](00_start_here.ipynb), which lists

@@ -1,11 +1,12 @@
 # %% [markdown]
-# # 14 · Attention and a tiny GPT
+# # 15 · Attention
 #
 # A recurrent network (chapter 13) reads a sequence one step at a time and squeezes everything
 # it has seen into one state vector. **Attention** lets every position look back at every
 # earlier position directly, and decide by itself which ones matter. In this chapter we write
-# attention out by hand, build up to a Transformer layer, and then train a small **GPT** on
-# Shakespeare - a language model that predicts the next character - and look inside it:
+# attention out by hand and build up to a Transformer layer; the next chapter trains a small
+# **GPT** on Shakespeare with it - a language model that predicts the next character - and this
+# chapter ends by getting its text ready:
 #
 # | § | what | Lucid |
 # |---|---|---|
@@ -14,32 +15,24 @@
 # | 3 | positional encodings: sinusoidal and learned | `nn.PositionalEncoding` |
 # | 4 | a Transformer layer, part by part (post-norm and pre-norm) | `nn.TransformerEncoderLayer` |
 # | 5 | the text, the characters, and the loss to beat | `CharDataset` |
-# | 6 | the GPT: tied weights, one prediction per position | `lucid.models.text.GPT` |
-# | 7 | training it, and its text before and after | `GPT.generate` |
-# | 8 | what a trained head looks at | `GPT.attn_weights` |
-# | 9 | where the FLOPs go, and how attention's share grows with length | `summarize` |
 #
-# **You need:** [13 · Sequences](13_sequences.ipynb) (sequence models, next-step prediction),
-# [07 · Training an MLP](07_training_an_mlp.ipynb) (the training loop, cross-entropy),
-# [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb), and section 7 of
-# [09 · Layers and losses](09_layers_and_losses.ipynb) (`nn.MultiHeadAttention`, `is_causal`).
+# **You need:** [13 · Recurrent networks](13_recurrent_networks.ipynb) (sequence models,
+# next-step prediction), [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop,
+# cross-entropy), [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb), and section 7 of
+# [10 · Layers and losses](10_layers_and_losses.ipynb) (`nn.MultiHeadAttention`, `is_causal`).
 
 # %%
 import math
 
 import matplotlib.pyplot as plt
 import numpy as np
-from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere
 
 import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
 import lucid_viz
-from lucid.data import DataLoader, Subset
+from lucid.data import Subset
 from lucid.data.datasets import CharDataset, tiny_shakespeare
-from lucid.models import summarize
-from lucid.models.text import GPT
-from lucid.optim import Adam
 from lucid_viz.exercises import check, check_function
 
 np.set_printoptions(precision=3, suppress=True)
@@ -98,7 +91,7 @@ for dim in (4, 64, 1024):
           f"largest weight: {top_raw:.2f} unscaled, {top_scaled:.2f} scaled")
 
 # %% [markdown]
-# **Several heads.** `nn.MultiHeadAttention(E, h)` (chapter 09) first projects its inputs with
+# **Several heads.** `nn.MultiHeadAttention(E, h)` (chapter 10) first projects its inputs with
 # learned matrices, $Q = X W_q^\top + b_q$ (the same for $K$, $V$), then cuts the $E$ features
 # into $h$ heads of $E/h$ features each, runs the three steps above in every head at once, puts
 # the heads side by side again and applies an output projection. Its weights are stored as
@@ -196,7 +189,7 @@ print("output of the shuffled input == shuffled output:",
 # * **Sinusoidal** (the original Transformer, `nn.PositionalEncoding(d_model)`): a fixed table,
 #   $\;PE_{p, 2i} = \sin(p\,\omega_i)$, $PE_{p, 2i+1} = \cos(p\,\omega_i)$ with
 #   $\omega_i = 10000^{-2i/d}$: sine waves of geometrically growing wavelengths, from $2\pi$ up
-#   to almost $10000 \cdot 2\pi$ positions. It is a buffer, not a parameter (chapter 06), and
+#   to almost $10000 \cdot 2\pi$ positions. It is a buffer, not a parameter (chapter 07), and
 #   works for any position up to `max_len`.
 # * **Learned** (BERT, GPT; `nn.LearnedPositionalEncoding(max_len, d_model)`): an `Embedding`
 #   with one trained vector per position, random at the start. It only knows the positions it
@@ -222,7 +215,7 @@ print("adds pe[:10] to each sequence:", np.allclose(
 
 # %%
 pe = sinusoidal.pe.numpy()                       # (128 positions, 64 features)
-fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8), layout="constrained")
+fig, (left, right) = plt.subplots(1, 2, figsize=(8.8, 4.2), layout="constrained")
 image = left.imshow(pe.T, aspect="auto", cmap="RdBu", vmin=-1, vmax=1, interpolation="nearest")
 left.set_xlabel("position (tokens)")
 left.set_ylabel("feature")
@@ -244,7 +237,7 @@ print("a position with itself:", round(float(S[7, 7]), 3), "= d/2 = 32")
 # ## 4. A Transformer layer, part by part
 #
 # `nn.TransformerEncoderLayer` is attention plus a small MLP applied to every position alone,
-# each wrapped in a **residual connection** (chapter 08) and a **LayerNorm**. Its parts, under
+# each wrapped in a **residual connection** (chapter 09) and a **LayerNorm**. Its parts, under
 # PyTorch's names:
 #
 # | part | what it does |
@@ -364,316 +357,9 @@ print(f"unigram model on validation:  {unigram_val:.3f} nats")
 print("most frequent characters:", [chars.itos[i] for i in np.argsort(-p)[:8]])
 
 # %% [markdown]
-# ## 6. The GPT
-#
-# `lucid.models.text.GPT` is a decoder-only Transformer in nanoGPT's layout (open
-# `lucid/models/text/gpt.py`: about 200 lines). For token ids `idx` of shape $(B, T)$:
-#
-# ```
-# x = wte[idx] + wpe[0..T-1]            token embedding + learned position embedding
-# for each block:                       pre-norm blocks (section 4)
-#     x = x + attn(ln_1(x))             causal multi-head self-attention
-#     x = x + mlp(ln_2(x))              Linear(d, 4d), GELU, Linear(4d, d)
-# logits = lm_head(ln_f(x))             (B, T, vocab_size): a prediction at every position
-# ```
-#
-# Ours has 2 blocks, 4 heads and $d$ = `d_model` = 64. One block, printed:
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(0)
-model = GPT(chars.vocab_size, BLOCK, n_layer=2, n_head=4, d_model=64)
-print(model.transformer.h[0])
-
-# %% [markdown]
-# **Tied weights.** The output layer `lm_head` scores each character $c$ by a dot product
-# $h \cdot w_c$ with a vector per character, and the input embedding `wte` holds a vector per
-# character too. GPT uses *one* matrix for both (`tie_weights=True`, the default): a character's
-# input vector is its output vector. That saves $V \cdot d$ parameters and tends to help small
-# models. The parameter counts, against the formula in `gpt.py`'s docstring
-# ($V d + T_\text{max} d + L(12d^2 + 13d) + 2d$):
-
-# %% tags=["nbval-check-output"]
-V, T_max, n_layer, dm = chars.vocab_size, BLOCK, 2, 64
-print("lm_head.weight is wte.weight:", model.lm_head.weight is model.transformer.wte.weight)
-n_params = sum(p.size for p in model.parameters())
-print(f"parameters: {n_params:,}   formula: "
-      f"{V * dm + T_max * dm + n_layer * (12 * dm**2 + 13 * dm) + 2 * dm:,}")
-print("parameter tensors:", len(list(model.parameters())),
-      "  state_dict entries:", len(model.state_dict()),
-      "(the shared matrix under both names, as nanoGPT saves it)")
-
-# %% [markdown]
-# **One forward pass, $B \cdot T$ predictions.** `model(idx, targets)` returns
-# `(logits, loss)`: the logits of every position, and the mean cross-entropy against the
-# targets. Thanks to the causal mask, the logits at position $t$ depend only on characters
-# $0..t$, so all $T$ predictions of a window are honest next-character guesses, trained at
-# once. Check it: change the last character, and only the last position's logits move.
-
-# %% tags=["nbval-check-output"]
-line = "BUCKINGHAM:\nWhy let it strike?"
-a = chars.encode(line)[None]                      # (1, T): a batch of one
-b = chars.encode(line[:-1] + "!")[None]
-with lucid.no_grad():
-    logits_a, _ = model(a)
-    logits_b, _ = model(b)
-print("logits:", logits_a.shape, "(B, T, V)")
-print("positions 0..T-2 unchanged:", np.allclose(logits_a.numpy()[:, :-1],
-                                                 logits_b.numpy()[:, :-1]))
-print("position T-1 changed:      ", not np.allclose(logits_a.numpy()[:, -1],
-                                                     logits_b.numpy()[:, -1]))
-
-# %% [markdown]
-# Every `Linear` and `Embedding` weight starts small ($\mathcal{N}(0, 0.02^2)$), so the logits
-# start near 0 and the prediction near uniform: the first loss should be close to $\ln V$
-# (chapter 07's sanity check).
-#
-# A `DataLoader` over the training windows serves shuffled batches of 32 windows
-# (`CharDataset.gather` cuts a whole batch in one indexing step); the validation batch is fixed:
-# 128 windows spread evenly over the unseen text.
-
-# %% tags=["nbval-check-output"]
-loader = DataLoader(train_set, batch_size=32, shuffle=True)
-val_x, val_y = val_set.gather(np.linspace(0, len(val_set) - 1, 128).astype(np.int64))
-xb, yb = next(iter(loader))
-print("a batch:", xb.shape, xb.dtype, yb.shape)
-with lucid.no_grad():
-    print(f"loss before training: {model(xb, yb)[1].item():.2f}   "
-          f"ln V = {math.log(chars.vocab_size):.2f}")
-
-
-# %% [markdown]
-# **Generating text.** `model.generate(idx, n)` appends $n$ characters, one at a time: run the
-# model on the last `block_size` characters, take the last position's logits, divide them by
-# the `temperature`, keep only the `top_k` largest if asked, and draw the next character from
-# their softmax with `lucid.random` (so `lucid.random.seed` makes it repeatable). Untrained,
-# the model draws characters almost uniformly:
-
-# %%
-def sample(model, prompt="BUCKINGHAM:\n", n=120, temperature=1.0, top_k=None):
-    """`n` characters generated after `prompt`, with the sampling draws seeded."""
-    lucid.random.seed(1)
-    model.eval()
-    ids = model.generate(chars.encode(prompt)[None], n, temperature=temperature, top_k=top_k)
-    return chars.decode(ids[0])
-
-
-print(sample(model))
-
-# %% [markdown]
-# ## 7. Training
-#
-# The loop of chapter 07, with Adam (learning rate $3 \cdot 10^{-3}$) for 250 steps of 32
-# windows: 8,000 windows, 3% of the training windows (they overlap, so together they still
-# cover much of the text), and 256,000 next-character predictions. Every 25 steps we measure the
-# loss on the fixed validation batch.
-
-# %%
-lucid.random.seed(0)              # the batches below do not depend on what was drawn above
-STEPS, EVAL_EVERY = 250, 25
-optimizer = Adam(model.parameters(), lr=3e-3)
-
-
-def validation_loss(model):
-    model.eval()
-    with lucid.no_grad():
-        loss = model(val_x, val_y)[1].item()
-    model.train()
-    return loss
-
-
-losses, val_steps, val_losses = [], [], []
-model.train()
-for step, (xb, yb) in zip(trange(STEPS, desc="training (steps)"), loader):
-    optimizer.zero_grad()
-    _, loss = model(xb, yb)        # logits for every position, and their mean cross-entropy
-    loss.backward()
-    optimizer.step()
-    losses.append(loss.item())
-    if (step + 1) % EVAL_EVERY == 0:
-        val_steps.append(step + 1)
-        val_losses.append(validation_loss(model))
-print(f"first loss {losses[0]:.3f}, last 10 steps {np.mean(losses[-10:]):.3f}, "
-      f"validation {val_losses[-1]:.3f} nats")
-
-# %%
-fig, ax = plt.subplots(figsize=(12, 4.5), layout="constrained")
-ax.plot(np.arange(1, STEPS + 1), losses, color="#3d6fa6", lw=1.2, label="training batch")
-ax.plot(val_steps, val_losses, "o-", color="#b8651b", label="validation (unseen text)")
-ax.axhline(math.log(chars.vocab_size), color="grey", ls=":", label="uniform guess, ln V")
-ax.axhline(H, color="black", ls="--", label="unigram entropy H (no context)")
-ax.set_xlabel("training step")
-ax.set_ylabel("cross-entropy (nats per character)")
-ax.set_title("A 2-layer GPT on Shakespeare")
-ax.grid(alpha=0.3)
-ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))          # beside the plot
-plt.show()
-
-# %% [markdown]
-# The loss leaves $\ln V$ at once and reaches $H$ within about twenty steps: the first thing
-# the model learns is which characters are common (spaces, `e`, `o`, `t` ...), which needs no
-# context at all. Everything below the dashed line is **context**: which letters follow which,
-# where words end, that a line break follows a name and a colon. The validation loss stays
-# close to the training loss: the model has seen most of the text once at most, so there is
-# little to overfit yet.
-
-# %% tags=["nbval-check-output"]
-print("validation loss below the unigram entropy by more than 0.5 nats:",
-      val_losses[-1] < H - 0.5)
-
-# %% [markdown]
-# And the text it writes now, from the same prompt and the same random draws as before:
-
-# %%
-print(sample(model))
-
-# %% [markdown]
-# No Shakespeare yet, but the shape of it: short lines that start with a capital, words of
-# plausible length separated by spaces, punctuation at the ends of words, and frequent short
-# words such as "the" (or attempts at them). **Temperature**
-# trades variety for safety: the logits are divided by it, so below 1 the likely characters get
-# even likelier (safer, more repetitive text), above 1 the distribution flattens (more
-# surprising, more mistakes).
-
-# %%
-for temperature in (0.5, 1.5):
-    print(f"--- temperature {temperature}:")
-    print(sample(model, n=100, temperature=temperature))
-
-# %% [markdown]
-# ## 8. What does a trained head look at?
-#
-# After a forward pass, `model.attn_weights` holds each block's attention maps,
-# $(B, h, T, T)$: one map per head. Run the model on two lines of the unseen text, a speaker's
-# name and the start of the speech:
-
-# %% tags=["nbval-check-output"]
-line = "BUCKINGHAM:\nWhy, then resolve me"
-model.eval()
-with lucid.no_grad():
-    model(chars.encode(line)[None])
-print(len(model.attn_weights), "blocks, each", model.attn_weights[0].shape, "(B, heads, T, T)")
-labels = [{" ": "␣", "\n": "⏎"}.get(c, c) for c in line]     # spaces and line breaks, visible
-
-# %% [markdown]
-# A first summary of every head, over the queries of the second line: how much weight goes to
-# the **previous character**, to the **start of the current word** (the last space or line
-# break before the query), and to the whole **name line** `BUCKINGHAM:⏎`.
-
-# %%
-second = range(line.index("\n") + 1, len(line))          # the queries of the second line
-
-
-def word_start(i):
-    """The position of the last space or line break before position i."""
-    return max(j for j in range(i) if line[j] in " \n")
-
-
-looks = {}                                                # (block, head) -> the three shares
-for block, w in enumerate(model.attn_weights):
-    for head in range(model.n_head):
-        m = w.numpy()[0, head]                            # (T, T): queries x keys
-        looks[block, head] = (np.mean([m[i, i - 1] for i in second]),
-                              np.mean([m[i, word_start(i)] for i in second]),
-                              m[second.start:, :second.start].sum(axis=1).mean())
-        print(f"block {block} head {head}:  previous character {looks[block, head][0]:.2f}   "
-              f"start of the word {looks[block, head][1]:.2f}   "
-              f"name line {looks[block, head][2]:.2f}")
-
-# %% [markdown]
-# Heads specialise, and the two blocks differ: in the first, some heads look close by; in the
-# second, much of the weight goes far back, to the name line. Below, the head of the first
-# block that looks most at the start of the current word. In the run stored with this
-# notebook it sends each character's weight a few positions back, to the previous character
-# and often to the space where the word began (the `t`, `h` and `e` of "then" and the `r` and
-# `e` of "resolve" give a good share to the space before their word). Which word am I in, and
-# how far into it: that is what a character model needs most to guess the next letter.
-
-# %%
-head = max(range(model.n_head), key=lambda h: looks[0, h][1])
-lucid_viz.plot_attention(model.attn_weights[0][0, head], labels,
-                         title=f"block 0, head {head}: back to the start of the word")
-
-# %% [markdown]
-# And the head of the second block that looks most at the name line. In the stored run most
-# letters of the second line send their weight to one landmark, the end of the name
-# (`:` and the line break): "a speech has just begun". Whether the head really uses that, or
-# merely parks its weight there when nothing nearby is useful (trained Transformers often use
-# a few early tokens as such a resting place), one map cannot tell; that takes experiments,
-# such as changing the name and watching the predictions.
-#
-# Which head learns what is not designed, and it changes from one training run to the next.
-# (`lucid_viz.plot_attention(model.attn_weights[1], labels, sample=0)` draws all the heads of a
-# block side by side, one panel each: wide, with 32 characters a panel.)
-
-# %%
-head = max(range(model.n_head), key=lambda h: looks[1, h][2])
-lucid_viz.plot_attention(model.attn_weights[1][0, head], labels,
-                         title=f"block 1, head {head}: looking back at the name line")
-
-# %% [markdown]
-# ## 9. Where the FLOPs go
-#
-# `summarize` (chapter 05) runs the model once on zeros and counts every layer's work. The
-# input is token ids, so it needs `dtype=lucid.Int64`. Two things to notice in the table:
-#
-# * `wte` and `lm_head` show the **same** 3,968 parameters: the tied matrix is one tensor, used
-#   by two layers; the total counts it once.
-# * The attention itself ($QK^\top$, the softmax and the weighted sum of $V$) belongs to no leaf
-#   layer: it runs in `CausalSelfAttention.forward`, so the table lists it under
-#   "ops outside leaf layers" (with the residual additions).
-
-# %% tags=["nbval-check-output"]
-summary = summarize(model, (1, BLOCK), dtype=lucid.Int64)
-
-# %% [markdown]
-# `summary.modules` holds the cost of every module, its children included. The attention block
-# of a layer is the two projections (`c_attn`, `c_proj`) plus the attention core; per block:
-
-# %% tags=["nbval-check-output"]
-mods = summary.modules
-attn = sum(mods[f"transformer.h.{i}.attn"].in_flops for i in range(2))
-proj = sum(mods[f"transformer.h.{i}.attn.{part}"].in_flops
-           for i in range(2) for part in ("c_attn", "c_proj"))
-total = summary.total.in_flops
-print(f"whole forward pass:        {total:>10,} FLOPs")
-print(f"attention blocks:          {attn:>10,} FLOPs  ({attn / total:.1%})")
-print(f"  of which the projections {proj:>10,} FLOPs  ({proj / total:.1%})")
-print(f"  of which the core        {attn - proj:>10,} FLOPs  ({(attn - proj) / total:.1%})")
-
-
-# %% [markdown]
-# Count it by hand for one block and a sequence of $T$ tokens: the projections are
-# $3Td^2 + Td^2$ MACs and the MLP $8Td^2$ - all **linear** in $T$ - while $QK^\top$ and the
-# weighted sum are $T \cdot T \cdot d$ MACs each: **quadratic** in $T$. So the core's share of a
-# block is about $2T^2d / (12Td^2 + 2T^2d) = T / (6d + T)$: small for our $T = 32$, half of the
-# work at $T = 6d = 384$. That is why long contexts are expensive, and why so much research
-# goes into cheaper attention. The same model at longer lengths:
-
-# %% tags=["nbval-check-output"]
-def core_share(T):
-    """The attention core's share of a 2-layer, d=64 GPT's forward FLOPs at length T."""
-    long_model = GPT(chars.vocab_size, T, n_layer=2, n_head=4, d_model=64)
-    s = summarize(long_model, (1, T), dtype=lucid.Int64, print_summary=False)
-    core = sum(s.modules[f"transformer.h.{i}.attn"].in_flops
-               - s.modules[f"transformer.h.{i}.attn.c_attn"].in_flops
-               - s.modules[f"transformer.h.{i}.attn.c_proj"].in_flops for i in range(2))
-    return s.total.in_flops, core / s.total.in_flops
-
-
-for T in (32, 128, 384, 1024):
-    flops, share = core_share(T)
-    print(f"T = {T:4d}: {flops:>13,} FLOPs, attention core {share:5.1%}   "
-          f"(T / (6d + T) = {T / (6 * 64 + T):5.1%})")
-
-# %% [markdown]
-# (The measured share is a little above $T/(6d+T)$: the core also scales, masks and
-# softmaxes every score, a few FLOPs each, which the formula leaves out, as it leaves out
-# `lm_head` and the LayerNorms. The mask saves nothing here: the masked scores are computed,
-# then set to $-\infty$.)
-#
 # ## Exercises
 #
-# ### Exercise 14.1 · Predict the shapes
+# ### Exercise 15.1 · Predict the shapes
 #
 # `mha = nn.MultiHeadAttention(embed_dim=24, num_heads=3)` is called with a query of shape
 # `(2, 7, 24)` (2 sequences of 7 positions) and a key and value of shape `(2, 5, 24)`, and
@@ -690,14 +376,15 @@ mha_check = nn.MultiHeadAttention(embed_dim=24, num_heads=3)
 kv_check = lucid.random.randn(2, 5, 24, dtype=lucid.Float32)
 out_check, w_check = mha_check(lucid.random.randn(2, 7, 24, dtype=lucid.Float32), kv_check,
                                kv_check, average_attn_weights=False)
+nudge = "Section 1 prints the shapes of an attention call; which axes does each result keep?"
 hint = ("one output vector per query position; one weight per (sequence, head, query, key). "
         "The keys and the queries need not be equally many.")
-check("Exercise 14.1 (output)", out_shape, out_check.shape, hint=hint)
-check("Exercise 14.1 (weights)", weights_shape, w_check.shape, hint=hint)
+check("Exercise 15.1 (output)", out_shape, out_check.shape, nudge=nudge, hint=hint)
+check("Exercise 15.1 (weights)", weights_shape, w_check.shape, nudge=nudge, hint=hint)
 
 
 # %% [markdown]
-# ### Exercise 14.2 · Causal attention, by hand
+# ### Exercise 15.2 · Causal attention, by hand
 #
 # Write `causal_attention(q, k, v)` for Lucid tensors of shape `(..., L, d)` (any number of
 # leading axes: batch, heads): the scores $QK^\top/\sqrt{d}$, the causal mask (section 2),
@@ -718,14 +405,15 @@ def causal_attention(q, k, v):
 lucid.random.seed(0)
 cases = [tuple(lucid.random.randn(*shape, dtype=lucid.Float64) for _ in range(3))
          for shape in [(4, 8), (2, 3, 5, 4), (1, 6), (2, 2, 9, 16)]]
-check_function("Exercise 14.2", causal_attention,
+check_function("Exercise 15.2", causal_attention,
                lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), cases,
+               nudge="Write section 1's attention with the causal mask of section 2.",
                hint="the mask adds -inf above the diagonal (key after query), before the "
                     "softmax; divide by the square root of the last axis of q; softmax over "
                     "the last axis (the keys).")
 
 # %% [markdown]
-# ### Exercise 14.3 · The unigram entropy, by hand
+# ### Exercise 15.3 · The unigram entropy, by hand
 #
 # The loss to beat in section 5 was the unigram entropy $H = -\sum_c p_c \ln p_c$. Compute it
 # by hand for the "text" `abracadabra`: count each letter, turn the counts into frequencies,
@@ -742,71 +430,31 @@ word = "abracadabra"
 letters = sorted(set(word))
 ids = np.array([letters.index(c) for c in word])
 freq_logits = np.log(np.bincount(ids) / len(word))
-check("Exercise 14.3", unigram_entropy,
+check("Exercise 15.3", unigram_entropy,
       F.cross_entropy(lucid.Tensor(np.tile(freq_logits, (len(word), 1))), lucid.Tensor(ids)),
       rtol=1e-4,
+      nudge="Count each letter of the word first.",
       hint="five letters occur: a (how often?), b, r, c, d. p_c = count / 11, and H sums "
            "-p_c ln p_c over the five letters.")
 
 # %% [markdown]
-# ### Exercise 14.4 · Count the parameters
+# ### Exercise 15.4 · The parameters of multi-head attention
 #
-# How many parameters does `GPT(vocab_size=40, block_size=16, n_layer=3, n_head=2,
-# d_model=32)` have with tied weights (the default)? And with `tie_weights=False`, where
-# `lm_head` has its own matrix? Work it out from the parts: two embedding tables; per block two
-# LayerNorms (a scale and a shift each), `c_attn` ($d \to 3d$) and `c_proj` ($d \to d$) with
-# biases, and the MLP ($d \to 4d \to d$) with biases; the final LayerNorm; `lm_head` (no bias).
+# How many parameters does `nn.MultiheadAttention(embed_dim=24, num_heads=4)` have? It projects
+# the input to queries, keys and values (each `Linear(24, 24)` with bias, stored together as
+# `in_proj_weight` and `in_proj_bias`) and the heads' concatenated outputs back with
+# `out_proj`, a `Linear(24, 24)` with bias.
 
 # %% tags=["solution"]
-params_tied = (40 * 32 + 16 * 32                            # wte (V x d), wpe (T_max x d)
-               + 3 * (2 * 2 * 32                            # ln_1, ln_2
-                      + 32 * 96 + 96 + 32 * 32 + 32         # c_attn, c_proj
-                      + 32 * 128 + 128 + 128 * 32 + 32)     # the MLP's c_fc, c_proj
-               + 2 * 32)                                    # ln_f (lm_head: the wte matrix)
-params_untied = params_tied + 40 * 32                       # lm_head's own V x d matrix
+mha_params = 2400
 
 # %% tags=["check"]
-lucid.random.seed(0)
-config = dict(vocab_size=40, block_size=16, n_layer=3, n_head=2, d_model=32)
-hint = ("a Linear(a, b) with bias has a·b + b parameters, a LayerNorm(d) has 2d; the number of "
-        "heads does not matter. Tied, the embedding wte and lm_head share one V x d matrix.")
-check("Exercise 14.4 (tied)", params_tied,
-      sum(p.size for p in GPT(**config).parameters()), hint=hint)
-check("Exercise 14.4 (untied)", params_untied,
-      sum(p.size for p in GPT(**config, tie_weights=False).parameters()), hint=hint)
+check("Exercise 15.4", mha_params,
+      sum(p.size for p in nn.MultiheadAttention(embed_dim=24, num_heads=4).parameters()),
+      nudge="Count four Linear(24, 24) layers with bias; does the number of heads change it?",
+      hint="each Linear(24, 24) with bias has 24·24 + 24 parameters; the heads split the 24 "
+           "dimensions, they add none.")
 
 # %% [markdown]
-# ### Exercise 14.5 · Greedy decoding
-#
-# With `top_k=1`, `generate` keeps only the single most likely character before drawing.
-# Generate 40 characters from the trained model with `top_k=1` twice, after
-# `lucid.random.seed(1)` and after `lucid.random.seed(2)`: will the two texts be the same?
-# Answer `True` or `False`. (And does the temperature matter then?)
-
-# %% tags=["solution"]
-greedy_same = True
-
-# %% tags=["check"]
-model.eval()
-texts = []
-for s in (1, 2):
-    lucid.random.seed(s)
-    texts.append(chars.decode(model.generate(chars.encode("BUCKINGHAM:\n")[None], 40,
-                                             top_k=1)[0]))
-check("Exercise 14.5", greedy_same, texts[0] == texts[1],
-      hint="after top_k=1 every logit but the largest is -inf: what is the softmax of that, "
-           "and what can a random draw from it give?")
-
-# %% [markdown]
-# Greedy decoding is deterministic, and the temperature no longer matters (dividing the logits
-# by a positive number does not change which is largest). It is also dull: printed below, it
-# soon falls into a loop, which is why sampling with a temperature or a larger `top_k` is used
-# for text.
-
-# %%
-lucid.random.seed(1)
-print(chars.decode(model.generate(chars.encode("BUCKINGHAM:\n")[None], 40, top_k=1)[0]))
-
-# %% [markdown]
-# **Next:** [15 · Generative models: a VAE](15_generative_models.ipynb) learns to generate
-# images instead of text.
+# **Next:** [16 · A tiny GPT](16_a_tiny_gpt.ipynb) stacks these layers into a GPT, trains it on
+# the text of section 5, and looks at what its heads learned.

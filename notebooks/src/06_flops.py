@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 05 · FLOPs: how much work does a graph cost?
+# # 06 · FLOPs: how much work does a graph cost?
 #
 # A **FLOP** counts one floating-point operation. Lucid counts the work of every node of the
 # graph in two honest units:
@@ -26,7 +26,7 @@ import lucid_viz
 from lucid_viz.exercises import check, check_function
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
-# We know that already (chapter 04 is about it), so keep the warning out of the outputs.
+# We know that already (chapter 05 is about it), so keep the warning out of the outputs.
 warnings.filterwarnings("ignore", message="MLX has no GPU")
 
 lucid.random.seed(0)
@@ -210,7 +210,7 @@ for name, fn in [("one 256x256 matmul", run_big), ("300 tiny elementwise ops", r
 #
 # ## Exercises
 #
-# ### Exercise 5.1 · The cost of a Linear layer
+# ### Exercise 6.1 · The cost of a Linear layer
 #
 # A `Linear(100, 50)` layer (with its bias) runs on a batch of 16 inputs. How many MACs and how
 # many FLOPs does its forward pass cost? And how many FLOPs is that in all, counting a MAC as 2?
@@ -223,33 +223,36 @@ linear_in_flops = 160_800
 # %% tags=["check"]
 with lucid.count_flops():
     out_check = nn.Linear(100, 50)(lucid.zeros(16, 100, dtype=lucid.Float32))
+nudge = "Section 1 counts a Linear layer's cost: the matmul, then the bias."
 hint = ("the matmul is (16, 100) @ (100, 50); the bias is added once per output number; and a "
         "MAC is 2 FLOPs.")
-check("Exercise 5.1 (MACs)", linear_macs, out_check.cost.macs, hint=hint)
-check("Exercise 5.1 (FLOPs)", linear_flops, out_check.cost.flops, hint=hint)
-check("Exercise 5.1 (all in FLOPs)", linear_in_flops, out_check.cost.in_flops, hint=hint)
+check("Exercise 6.1 (MACs)", linear_macs, out_check.cost.macs, nudge=nudge, hint=hint)
+check("Exercise 6.1 (FLOPs)", linear_flops, out_check.cost.flops, nudge=nudge, hint=hint)
+check("Exercise 6.1 (all in FLOPs)", linear_in_flops, out_check.cost.in_flops, nudge=nudge,
+      hint=hint)
 
 # %% [markdown]
-# ### Exercise 5.2 · The cost of a small graph
+# ### Exercise 6.2 · The cost of a small graph
 #
-# `A` has shape `(8, 16)`, `W` has shape `(16, 4)` and `b` has shape `(4,)`. Predict the cost of
+# `A` has shape `(8, 16)`, `W` has shape `(16, 6)` and `b` has shape `(6,)`. Predict the cost of
 # `lucid.tanh(A @ W + b).sum()`: how many MACs, and how many FLOPs?
 
 # %% tags=["solution"]
-graph_macs = 512
-graph_flops = 96
+graph_macs = 768
+graph_flops = 144
 
 # %% tags=["check"]
 with lucid.count_flops():
-    s_check = lucid.tanh(lucid.zeros(8, 16) @ lucid.zeros(16, 4) + lucid.zeros(4)).sum()
+    s_check = lucid.tanh(lucid.zeros(8, 16) @ lucid.zeros(16, 6) + lucid.zeros(6)).sum()
+nudge = "Section 1 counts this very graph with other shapes."
 hint = ("section 1 works the same example with other shapes: the matmul counts MACs; the add, "
-        "the tanh and the sum each count one FLOP per number of the (8, 4) result.")
-check("Exercise 5.2 (MACs)", graph_macs, s_check.cost.macs, hint=hint)
-check("Exercise 5.2 (FLOPs)", graph_flops, s_check.cost.flops, hint=hint)
+        "the tanh and the sum each count one FLOP per number of the (8, 6) result.")
+check("Exercise 6.2 (MACs)", graph_macs, s_check.cost.macs, nudge=nudge, hint=hint)
+check("Exercise 6.2 (FLOPs)", graph_flops, s_check.cost.flops, nudge=nudge, hint=hint)
 
 
 # %% [markdown]
-# ### Exercise 5.3 · A cost formula
+# ### Exercise 6.3 · A cost formula
 #
 # Write `linear_cost(n, d_in, d_out)`: the forward cost of `nn.Linear(d_in, d_out)` (with its bias)
 # on a batch of `n` inputs, as a pair `(MACs, FLOPs)`. The check measures real layers with
@@ -268,9 +271,40 @@ def measured_cost(n, d_in, d_out):
     return y.cost.macs, y.cost.flops
 
 
-check_function("Exercise 5.3", linear_cost, measured_cost, [(16, 100, 50), (1, 64, 10), (7, 3, 5)],
-               hint="Exercise 5.1 with letters: the matmul is (n, d_in) @ (d_in, d_out).")
+check_function("Exercise 6.3", linear_cost, measured_cost, [(16, 100, 50), (1, 64, 10), (7, 3, 5)],
+               nudge="Write Exercise 6.1's counts with letters instead of numbers.",
+               hint="Exercise 6.1 with letters: the matmul is (n, d_in) @ (d_in, d_out).")
+
 
 # %% [markdown]
-# **Next:** [06 · Parameters, buffers and `state_dict`](06_parameters_buffers_state_dict.ipynb):
+# ### Exercise 6.4 · The MACs of an MLP
+#
+# Write `mlp_macs(batch, sizes)`: the MACs of the forward pass of an MLP whose Linear layers
+# have the sizes `sizes` (`[64, 32, 10]` is `Linear(64, 32)`, ReLU, `Linear(32, 10)`) on a batch
+# of `batch` inputs. The check builds such MLPs and counts them with `count_flops`.
+
+# %% tags=["solution"]
+def mlp_macs(batch, sizes):
+    """MACs of the Linear layers of an MLP with these layer sizes, on a batch."""
+    return sum(batch * a * b for a, b in zip(sizes[:-1], sizes[1:]))
+
+
+# %% tags=["check"]
+def measured_mlp_macs(batch, sizes):
+    layers = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    with lucid.count_flops():
+        out = nn.Sequential(*layers[:-1])(lucid.zeros(batch, sizes[0]))
+    return out.cost.macs
+
+
+check_function("Exercise 6.4", mlp_macs, measured_mlp_macs,
+               [(5, [64, 32, 10]), (1, [3, 4]), (16, [10, 20, 30, 2])],
+               nudge="Exercise 6.3 gives one layer's MACs; an MLP is several layers.",
+               hint="each Linear(a, b) costs batch·a·b MACs (ReLU and the bias cost FLOPs, not "
+                    "MACs); add them over consecutive pairs of sizes.")
+
+# %% [markdown]
+# **Next:** [07 · Parameters, buffers and `state_dict`](07_parameters_buffers_state_dict.ipynb):
 # how a model finds, saves and loads its parts.

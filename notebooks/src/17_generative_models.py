@@ -1,10 +1,10 @@
 # %% [markdown]
-# # 15 · Generative models: a VAE on digits
+# # 17 · Generative models: a VAE on digits
 #
 # Every model so far answered a question *about* an image: which digit is it? A **generative
 # model** learns what the images themselves look like, well enough to **make new ones**. In this
 # chapter we build the classic one, the **variational autoencoder** (VAE), and train it on the
-# 8x8 digits of chapter 07 in a few seconds:
+# 8x8 digits of chapter 08 in a few seconds:
 #
 # | § | what |
 # |---|---|
@@ -19,8 +19,8 @@
 # | 9 | a glance at the other generative model in the package, the DCGAN |
 #
 # **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (gradients through a
-# graph), [07 · Training an MLP](07_training_an_mlp.ipynb) (the digits, the training loop) and
-# [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb) (convolutions and BatchNorm, for
+# graph), [08 · Training an MLP](08_training_an_mlp.ipynb) (the digits, the training loop) and
+# [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb) (convolutions and BatchNorm, for
 # section 9). Some probability helps: a Gaussian's density and what an expectation is.
 
 # %%
@@ -86,7 +86,7 @@ plt.rcParams.update({"font.size": 12})   # readable when projected
 # %% [markdown]
 # ## 2. The data: digits as pixel probabilities
 #
-# The digits of chapter 07, scaled from 0-16 to [0, 1]. The decoder will give each pixel a
+# The digits of chapter 08, scaled from 0-16 to [0, 1]. The decoder will give each pixel a
 # probability of "ink", $p_\theta(x_i = 1 \mid z)$, so the reconstruction term is a binary
 # cross-entropy per pixel. (A grey pixel of 0.25 is read as a target probability of 0.25: binary
 # cross-entropy accepts any target in [0, 1].) We keep 80% of the images to train on and 20% to
@@ -118,7 +118,8 @@ print("batches per epoch:", len(train_loader))
 def show_rows(rows, labels, title=None):
     """One row of 8x8 images per entry of `rows` (each an array (n, 64)), labelled on the left."""
     n = len(rows[0])
-    fig, axes = plt.subplots(len(rows), n, figsize=(0.9 * n + 1.2, 1.0 * len(rows) + 0.4),
+    side = min(0.9, 7.0 / n)                    # inches per image: at most 9 inches in all
+    fig, axes = plt.subplots(len(rows), n, figsize=(side * n + 2.0, side * len(rows) + 0.6),
                              squeeze=False)
     for r, (images, label) in enumerate(zip(rows, labels)):
         for c in range(n):
@@ -277,7 +278,7 @@ print(f"d E[z^2] / d logvar: Monte Carlo {logvar.grad.item():.3f}   exact sigma^
 # %%
 mus = np.linspace(-3, 3, 121)
 sigmas = np.linspace(0.05, 3, 121)
-fig, (ax_mu, ax_sigma) = plt.subplots(1, 2, figsize=(11, 3.8))
+fig, (ax_mu, ax_sigma) = plt.subplots(1, 2, figsize=(9, 3.8))
 ax_mu.plot(mus, 0.5 * mus**2, color="#3d6fa6", linewidth=2)
 ax_mu.set_xlabel(r"$\mu$ (with $\sigma = 1$)")
 ax_mu.set_ylabel("KL to N(0, 1) (nats)")
@@ -320,7 +321,7 @@ print(f"per image: reconstruction {bce.item() / 32:.1f} nats, KL {kl.item() / 32
 print(f"64 pixels x ln 2 = {64 * math.log(2):.1f} nats")
 
 # %% [markdown]
-# A sanity check, as in chapter 07: an untrained decoder says about 0.5 for every pixel, and
+# A sanity check, as in chapter 08: an untrained decoder says about 0.5 for every pixel, and
 # $-[x \log 0.5 + (1 - x) \log 0.5] = \ln 2$ whatever $x$ is, so the reconstruction term starts
 # near $64 \ln 2 \approx 44.4$ nats per image. The KL term starts small: the untrained encoder's
 # $\mu$ and $\log\sigma^2$ are all close to 0, near the prior.
@@ -345,7 +346,7 @@ print(f"the average digit for every image           : {mean_bce.mean():.1f} nats
 #
 # ## 6. Training
 #
-# The loop of chapter 07, with the VAE loss instead of cross-entropy and Adam as the optimizer.
+# The loop of chapter 08, with the VAE loss instead of cross-entropy and Adam as the optimizer.
 # There are no labels: the image is its own target. To see the two terms separately we compute
 # the reconstruction term once more (without a graph, `lucid.no_grad()`) and get the KL term as
 # the difference; after each epoch we measure the whole loss on the test images. All figures
@@ -389,7 +390,7 @@ print(f"after {EPOCHS} epochs: reconstruction {history['reconstruction'][-1]:.2f
 
 # %%
 epochs = np.arange(1, EPOCHS + 1)
-fig, (ax_rec, ax_kl) = plt.subplots(1, 2, figsize=(12, 4.2))
+fig, (ax_rec, ax_kl) = plt.subplots(1, 2, figsize=(9, 4.0))
 ax_rec.plot(epochs, history["reconstruction"], color="#3d6fa6", linewidth=2,
             label="reconstruction (train)")
 ax_rec.plot(epochs, np.add(history["reconstruction"], history["kl"]), color="#3d6fa6",
@@ -549,8 +550,8 @@ plt.show()
 # `lucid.models.generative` holds a second generative model, the **DCGAN** (the one of
 # PyTorch's DCGAN tutorial). It has no encoder and no likelihood. A **generator** $G$ turns
 # noise into an image, with transposed convolutions that double the image size at each step
-# (chapter 09 shows `ConvTranspose2d`), BatchNorm and ReLU, and a Tanh at the end (pixels in
-# $(-1, 1)$). A **discriminator** $D$, a CNN like chapter 08's, gives the probability that an
+# (chapter 10 shows `ConvTranspose2d`), BatchNorm and ReLU, and a Tanh at the end (pixels in
+# $(-1, 1)$). A **discriminator** $D$, a CNN like chapter 09's, gives the probability that an
 # image is real. The two are trained against each other: $D$ learns to tell real images from
 # $G$'s, and $G$ learns to fool $D$. That game is harder to train than a VAE (it needs many more
 # steps and some care) and we do not play it here; we only look at the two networks, sized for
@@ -580,7 +581,7 @@ print(f"parameters of the tutorial's generator: {sum(p.size for p in Generator()
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 15.1 · Predict the KL term
+# ### Exercise 17.1 · Predict the KL term
 #
 # An encoder gives one image the code distribution $\mu = (1, 0)$,
 # $\log\sigma^2 = (0, \ln 4)$. What is its KL term, $\mathrm{KL}(q \,\|\, \mathcal{N}(0, I))$,
@@ -593,15 +594,16 @@ kl_predicted = 0.5 * ((1 + 1 - 1 - 0) + (0 + 4 - 1 - math.log(4)))
 # %% tags=["check"]
 # a reconstruction equal to its 0/1 target costs 0 nats, so vae_loss is the KL term alone
 x_binary = lucid.Tensor([[1.0, 0.0, 1.0, 1.0]])
-check("Exercise 15.1", kl_predicted,
+check("Exercise 17.1", kl_predicted,
       vae_loss(x_binary, x_binary, lucid.Tensor([[1.0, 0.0]]),
                lucid.Tensor([[0.0, math.log(4)]])),
       rtol=1e-3,
+      nudge="Section 4 gives the KL term per dimension.",
       hint="one term per dimension, 1/2 (mu² + sigma² - 1 - log sigma²), with sigma² = "
            "exp(logvar); then add the two.")
 
 # %% [markdown]
-# ### Exercise 15.2 · Predict the gradients through the trick
+# ### Exercise 17.2 · Predict the gradients through the trick
 #
 # $\mu = 1$, $\log\sigma^2 = \ln 9$ (so $\sigma = 3$), a fixed draw $\varepsilon = -0.5$,
 # $z = \mu + \sigma\varepsilon$ and the loss $L = (z - 2)^2$. Give
@@ -617,13 +619,15 @@ def loss_through_the_trick(mu, logvar):
     return (z - 2) ** 2
 
 
-check_grad("Exercise 15.2", gradients_predicted, loss_through_the_trick, 1.0, math.log(9),
+check_grad("Exercise 17.2", gradients_predicted, loss_through_the_trick, 1.0, math.log(9),
+           nudge="Follow the reparameterisation: z depends on mu and logvar through which "
+                 "formula?",
            hint="first z, then dL/dz = 2(z - 2); multiply by dz/dmu = 1 and by "
                 "dz/dlogvar = sigma·eps/2.")
 
 
 # %% [markdown]
-# ### Exercise 15.3 · Implement the reparameterisation
+# ### Exercise 17.3 · Implement the reparameterisation
 #
 # Write `reparameterize(mu, logvar, eps)`: the sample $z = \mu + \sigma\,\varepsilon$ with
 # $\sigma = e^{\log\sigma^2 / 2}$, for Lucid tensors `mu` and `logvar` and a fixed draw `eps`,
@@ -659,15 +663,16 @@ def your_gradients(mu, logvar):
     return [np.zeros(3) if t.grad is None else t.grad for t in (mu_t, logvar_t)]
 
 
-check_grad("Exercise 15.3", your_gradients, package_sample_squared,
+check_grad("Exercise 17.3", your_gradients, package_sample_squared,
            [0.5, -1.0, 2.0], [0.0, -2.0, 1.2],
+           nudge="z must be computed so that backward can reach mu and logvar.",
            hint="build z from Lucid operations on mu and logvar (lucid.exp, +, *), not from "
                 ".item() or NumPy values: only then can backward reach them. And sigma is the "
                 "square root of the variance.")
 
 
 # %% [markdown]
-# ### Exercise 15.4 · Implement the VAE loss
+# ### Exercise 17.4 · Implement the VAE loss
 #
 # Write `vae_loss_numpy(recon, x, mu, logvar)` for NumPy arrays: the binary cross-entropy of
 # `recon` against `x`, summed over every pixel of every image, plus the KL term of section 5,
@@ -690,14 +695,15 @@ def package_loss(recon, x, mu, logvar):
 rng = np.random.default_rng(0)
 loss_cases = [(rng.uniform(0.05, 0.95, (n, 6)), rng.uniform(0, 1, (n, 6)),
                rng.normal(size=(n, k)), rng.normal(size=(n, k))) for n, k in [(1, 2), (4, 3)]]
-check_function("Exercise 15.4", vae_loss_numpy, package_loss, loss_cases,
+check_function("Exercise 17.4", vae_loss_numpy, package_loss, loss_cases,
+               nudge="The loss of section 5 has two terms; write each as it is written there.",
                hint="both terms are sums over everything, not means; the cross-entropy has a "
                     "minus sign in front; the KL term needs sigma² = exp(logvar), per dimension "
-                    "as in Exercise 15.1.")
+                    "as in Exercise 17.1.")
 
 
 # %% [markdown]
-# ### Exercise 15.5 · The KL divergence between any two Gaussians
+# ### Exercise 17.5 · The KL divergence between any two Gaussians
 #
 # Section 5 derived the KL term for a standard normal prior. Some VAEs learn their prior too, and
 # then need it for two arbitrary Gaussians. Derive $\mathrm{KL}\big(\mathcal{N}(\mu_1,
@@ -721,14 +727,15 @@ def kl_by_integration(mu1, var1, mu2, var2):
     return np.trapezoid(np.exp(log_q) * (log_q - log_p), z)
 
 
-check_function("Exercise 15.5", kl_gaussians, kl_by_integration,
-               [(0.0, 1.0, 0.0, 1.0), (1.5, 0.5, 0.0, 1.0), (0.5, 0.25, -1.0, 2.0),
-                (2.0, 4.0, 1.0, 0.5)],
+check_function("Exercise 17.5", kl_gaussians, kl_by_integration,
+               [(0.0, 1.0, 0.0, 1.0), (1.2, 0.5, 0.0, 1.0), (0.5, 0.25, -1.0, 2.0),
+                (2.0, 3.0, 1.0, 0.5)],
                rtol=1e-6, atol=1e-9,
+               nudge="Start from the definition of the KL divergence between two Gaussians.",
                hint="E_q[(z - mu2)²] = var1 + (mu1 - mu2)²; the answer for mu2 = 0, var2 = 1 "
                     "must give back section 5's formula.")
 
 # %% [markdown]
-# **Next:** [16 · Beyond the first derivative](16_beyond_first_derivatives.ipynb): derivatives of
+# **Next:** [18 · Beyond the first derivative](18_beyond_first_derivatives.ipynb): derivatives of
 # derivatives, with a gradient penalty like the one that steadies GAN training, and the rest of
 # Lucid's toolbox.

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 07 · Training an MLP on real digits
+# # 08 · Training an MLP on real digits
 #
 # Until now every tensor was a handful of made-up numbers. In this chapter we train a real
 # classifier on real data: the **1,797 handwritten digits** (8x8 grey images) that ship with
@@ -14,7 +14,7 @@
 # 5. watch the loss curves and the **gradient norm of every layer**;
 # 6. measure test accuracy, look at the mistakes, and save / reload the trained weights.
 #
-# **You need:** [06 · Parameters, buffers and `state_dict`](06_parameters_buffers_state_dict.ipynb)
+# **You need:** [07 · Parameters, buffers and `state_dict`](07_parameters_buffers_state_dict.ipynb)
 # (modules, saving), and [02](02_autograd_and_the_dag.ipynb) for `backward()` and `zero_grad`.
 
 # %%
@@ -53,7 +53,8 @@ print("images per class:", np.bincount(y_all).tolist())
 # %%
 import matplotlib.pyplot as plt
 
-fig, axes = plt.subplots(1, 10, figsize=(10, 1.4))
+plt.rcParams.update({"font.size": 12})   # figures readable on a projector
+fig, axes = plt.subplots(1, 10, figsize=(9, 1.4))
 for digit, ax in enumerate(axes):
     first = np.flatnonzero(y_all == digit)[0]
     ax.imshow(X_all[first].reshape(8, 8), cmap="gray_r")
@@ -169,7 +170,7 @@ print("learning rate per epoch:", rates)
 # After each epoch we switch to `model.eval()` and measure the validation loss inside
 # `lucid.no_grad()`: no graph is recorded, because we will not call `backward` on it. (`train()` and
 # `eval()` change nothing for this MLP, but layers such as Dropout and BatchNorm behave differently
-# in the two modes - notebook 08 shows BatchNorm - so make it a habit.)
+# in the two modes - notebook 09 shows BatchNorm - so make it a habit.)
 #
 # The printed numbers depend on floating-point details of this machine, so this cell is not checked.
 
@@ -247,7 +248,7 @@ lucid_viz.plot_grad_norms(norm_history, title="MLP on digits: gradient norm per 
 # * **A healthy network.** The three lines stay close together all the way. In a
 #   *deep* network without care, the lines fan out: the norms of the first layers collapse towards
 #   0 (**vanishing** gradients - those layers stop learning) or blow up (**exploding** gradients -
-#   training diverges). Chapter 08 shows the fan and the cure (residual connections); Exercise 7.3
+#   training diverges). Chapter 09 shows the fan and the cure (residual connections); Exercise 8.3
 #   below shows what a too-large learning rate does to these lines.
 #
 # The first and the last recorded step, as numbers:
@@ -297,17 +298,17 @@ for digit, row in enumerate(confusion):
 # %%
 wrong = np.flatnonzero(test_pred != y_test.numpy())
 X_test_pixels = X_all[test_idx]                     # the raw pixels, for display
-fig, axes = plt.subplots(1, min(len(wrong), 8), figsize=(10, 1.8), squeeze=False)
+fig, axes = plt.subplots(1, min(len(wrong), 8), figsize=(9, 2.2), squeeze=False)
 for ax, i in zip(axes[0], wrong):
     ax.imshow(X_test_pixels[i].reshape(8, 8), cmap="gray_r")
-    ax.set_title(f"true {y_test.numpy()[i]}\npred {test_pred[i]}", fontsize=9)
+    ax.set_title(f"true {y_test.numpy()[i]}\npred {test_pred[i]}", fontsize=11)
     ax.axis("off")
 plt.show()
 
 # %% [markdown]
 # ## 9. Save the trained model, load it into a fresh one
 #
-# As in notebook 06: `lucid.save` writes the `state_dict` (no pickle), and a freshly built
+# As in notebook 07: `lucid.save` writes the `state_dict` (no pickle), and a freshly built
 # `MLP` with the same architecture takes the weights back. The reloaded model must give exactly the
 # same predictions - not close, identical.
 
@@ -339,7 +340,7 @@ shutil.rmtree(folder)
 # %% [markdown]
 # A real project would save the standardisation statistics (`mean`, `std`) next to the weights:
 # the model only makes sense on inputs prepared the same way. (Registering them as buffers of a
-# small module, chapter 06, would put them in the `state_dict` itself.)
+# small module, chapter 07, would put them in the `state_dict` itself.)
 #
 # ## 10. Variants of the training run
 #
@@ -370,7 +371,7 @@ def fit(model, optimizer, epochs=EPOCHS):
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 7.1 · The loss before training
+# ### Exercise 8.1 · The loss before training
 #
 # Section 3 expected an untrained 10-class model to start near `ln 10`. What cross-entropy do you
 # expect from a model that gives the **same** score to each of **4** classes, whatever the input?
@@ -382,11 +383,12 @@ uniform_loss = 1.3863
 # %% tags=["check"]
 logits_4 = lucid.zeros(5, 4)                 # equal scores: every class gets p = 1/4
 labels_4 = lucid.Tensor(np.array([0, 3, 1, 2, 3]))
-check("Exercise 7.1", uniform_loss, F.cross_entropy(logits_4, labels_4), rtol=1e-4,
+check("Exercise 8.1", uniform_loss, F.cross_entropy(logits_4, labels_4), rtol=1e-4,
+      nudge="Equal scores: what probabilities does the softmax give?",
       hint="equal scores make every probability 1/4, and the loss is -log p(correct class).")
 
 # %% [markdown]
-# ### Exercise 7.2 · Adam instead of SGD
+# ### Exercise 8.2 · Adam instead of SGD
 #
 # Adam (`Adam(model.parameters(), lr=3e-3)`) gives every parameter its own step size, from
 # running averages of its gradient and of the gradient's square. Trained with Adam instead of SGD
@@ -400,27 +402,28 @@ adam_reaches_95 = True
 lucid.random.seed(0)                                 # a fresh, repeatable start
 adam_model = MLP(64, [64, 64], 10)
 adam_losses, adam_norms, adam_acc = fit(adam_model, Adam(adam_model.parameters(), lr=3e-3))
-check("Exercise 7.2", adam_reaches_95, adam_acc >= 0.95,
+check("Exercise 8.2", adam_reaches_95, adam_acc >= 0.95,
+      nudge="Which learning rates do the runs of section 6 use?",
       hint="Adam's usual learning rate (1e-3 to 3e-3) works on most problems without tuning, "
            "and this one is small.")
 
-# %%
+# %% tags=["answer"]
 steps = len(train_loader)
 print(f"Adam test accuracy: {adam_acc:.4f}")
 print(f"mean loss in epoch 0: SGD {np.mean(train_losses[:steps]):.3f}, "
       f"Adam {np.mean(adam_losses[:steps]):.3f}")
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "answer"]
 print("Adam test accuracy >= 0.95:", adam_acc >= 0.95)
 
-# %% [markdown]
+# %% [markdown] tags=["answer"]
 # Adam reaches the same accuracy band, and its first-epoch loss (printed above) is in the same
 # range as SGD's. On a problem this small neither optimizer is clearly better; Adam's advantage is
 # that one learning rate (around 1e-3 to 3e-3) works on many problems without tuning, because it
 # scales every parameter's step by the size of that parameter's recent gradients.
 
 # %% [markdown]
-# ### Exercise 7.3 · Ten times the learning rate
+# ### Exercise 8.3 · Ten times the learning rate
 #
 # Back to SGD with momentum 0.9, but with `lr=0.5` instead of 0.05. Will the test accuracy
 # after training be **above 50%**? Answer `True` or `False`, and think about what the gradient
@@ -434,12 +437,13 @@ lucid.random.seed(0)
 hot_model = MLP(64, [64, 64], 10)
 hot_losses, hot_norms, hot_acc = fit(hot_model, SGD(hot_model.parameters(), lr=0.5,
                                                     momentum=0.9))
-check("Exercise 7.3", hot_above_half, hot_acc > 0.5,
+check("Exercise 8.3", hot_above_half, hot_acc > 0.5,
+      nudge="Compare the loss curves of section 6: what does a too large step do?",
       hint="steps ten times larger overshoot. What happens to a ReLU whose input a huge update "
            "has pushed below 0 for every image?")
 
 
-# %%
+# %% tags=["answer"]
 def largest(norms):
     return max(max(step.values()) for step in norms)
 
@@ -452,16 +456,16 @@ print(f"layer 0 gets no gradient (< 1e-12) after step {alive[-1]} (of {len(hot_n
 print(f"final loss {hot_losses[-1]:.3f} (ln 10 = 2.303), test accuracy {hot_acc:.3f}")
 print("digits it predicts on the test set:", np.unique(hot_pred).tolist())
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "answer"]
 print("lr=0.5 test accuracy < 0.5:", hot_acc < 0.5)
 
-# %%
+# %% tags=["answer"]
 # ylim keeps the axis readable: a zero norm has no place on a log scale, it drops out
 lucid_viz.plot_grad_norms(hot_norms, title="lr = 0.5: gradient norm per layer",
                           ylim=(1e-6, 1e3))
 
 
-# %% [markdown]
+# %% [markdown] tags=["answer"]
 # With `lr=0.5` the steps overshoot: the gradient norms **explode** (far above anything the
 # lr=0.05 run saw), and the huge updates push the pre-activations of the hidden units to negative
 # values for every input. A ReLU whose input is always negative outputs 0 and passes back a
@@ -474,8 +478,9 @@ lucid_viz.plot_grad_norms(hot_norms, title="lr = 0.5: gradient norm per layer",
 # long before anyone would look at the accuracy, which is why it is worth recording.
 #
 # (The exact step of the collapse can differ on another machine; the collapse itself does not.)
-#
-# ### Exercise 7.4 · Implement cross-entropy
+
+# %% [markdown]
+# ### Exercise 8.4 · Implement cross-entropy
 #
 # Write `cross_entropy(logits, labels)` for NumPy arrays: `logits` of shape `(N, C)`, `labels`
 # of shape `(N,)` holding class numbers. Turn each row into probabilities with a softmax, take
@@ -495,14 +500,16 @@ def lucid_cross_entropy(logits, labels):
     return F.cross_entropy(lucid.Tensor(logits), lucid.Tensor(labels))
 
 
-check_function("Exercise 7.4", cross_entropy, lucid_cross_entropy,
+check_function("Exercise 8.4", cross_entropy, lucid_cross_entropy,
                [(np.array([[2.0, 1.0, 0.1]]), np.array([0])),
                 (np.array([[0.5, -1.0], [3.0, 3.0], [0.0, 4.0]]), np.array([1, 0, 1])),
                 (np.array([[1000.0, 0.0, -5.0], [1.0, 2.0, 3.0]]), np.array([0, 2]))],
+               nudge="The softmax turns scores into probabilities; write it with NumPy first, "
+                     "then test a very large score.",
                hint="softmax(x)_c = exp(x_c) / sum_j exp(x_j). For large scores, subtract each "
                     "row's largest score first: the softmax does not change, and exp() no "
                     "longer overflows.")
 
 # %% [markdown]
-# **Next:** [08 · CNNs and ResNet-18](08_cnns_and_resnet.ipynb) replaces the MLP by convolutions
+# **Next:** [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb) replaces the MLP by convolutions
 # and builds ResNet-18.
