@@ -772,3 +772,13 @@ def test_size_call_gives_pytorchs_size_tuple():
     assert x.size() == lucid.Size([2, 3]) == (2, 3) and x.shape == lucid.Size([2, 3])
     assert isinstance(x.size(), tuple) and x.size().numel() == 6
     assert repr(x.size()) == "lucid.Size([2, 3])"
+
+
+def test_numpy_results_of_grad_and_data_are_plain_arrays():
+    # PyTorch's methods stay on .grad / .data themselves: nothing computed from them leaks
+    m = nn.Linear(3, 2)
+    m(lucid.ones(1, 3, dtype=lucid.float32)).sum().backward()
+    w, g = m.weight.data, m.weight.grad
+    for out in (w * 2, g + 1, np.ones((1, 2), np.float32) @ w, np.sum(g, axis=0)):
+        assert not hasattr(out, "zero_"), type(out)
+    assert type(m(lucid.ones(1, 3, dtype=lucid.float32)).data) is np.ndarray

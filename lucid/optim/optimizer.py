@@ -597,7 +597,7 @@ def _read_only(value: Any) -> Any:
     """A NumPy array as a read-only view (no copy), so a rule cannot write into it; anything
     else as it is (MLX arrays are values: a rule builds new ones)."""
     if isinstance(value, np.ndarray):
-        value = value.view()
+        value = value.view(np.ndarray)  # plain (a .grad or .data may carry PyTorch's methods)
         value.flags.writeable = False
     return value
 
