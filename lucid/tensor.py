@@ -389,7 +389,7 @@ class Tensor:
     # -- autograd ------------------------------------------------------------------------
     def backward(
         self, grad: Any = None, keep_grad: bool = False, retain_graph: bool | None = None,
-        create_graph: bool = False,
+        create_graph: bool = False, *, gradient: Any = None,
     ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
 
@@ -399,8 +399,13 @@ class Tensor:
         ``create_graph=True`` records the backward pass itself: each ``.grad`` is then a
         Tensor with a graph (differentiate it again: a gradient penalty, a Hessian-vector
         product); the graph is kept (``retain_graph`` defaults to ``create_graph``, as in
-        PyTorch).
+        PyTorch).  ``gradient=`` is PyTorch's name for ``grad``.
         """
+        if gradient is not None:
+            if grad is not None:
+                raise TypeError("backward(): got both grad and gradient= (PyTorch's name for "
+                                "it); give one of them")
+            grad = gradient
         if retain_graph is None:
             retain_graph = create_graph
         if not self.requires_grad:

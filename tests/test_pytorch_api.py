@@ -782,3 +782,14 @@ def test_numpy_results_of_grad_and_data_are_plain_arrays():
     for out in (w * 2, g + 1, np.ones((1, 2), np.float32) @ w, np.sum(g, axis=0)):
         assert not hasattr(out, "zero_"), type(out)
     assert type(m(lucid.ones(1, 3, dtype=lucid.float32)).data) is np.ndarray
+
+
+def test_backward_takes_pytorchs_gradient_keyword():
+    # "A Gentle Introduction to torch.autograd"
+    a = t([2.0, 3.0], requires_grad=True)
+    b = t([6.0, 4.0], requires_grad=True)
+    q = 3 * a**3 - b**2
+    q.backward(gradient=t([1.0, 1.0]))
+    assert (9 * a**2 == a.grad).all() and (-2 * b == b.grad).all()
+    with pytest.raises(TypeError, match="both grad and gradient="):
+        (a * 2).backward(t([1.0, 1.0]), gradient=t([1.0, 1.0]))
