@@ -499,7 +499,9 @@ class Tensor:
         if self.size != 1:
             raise ValueError(
                 f"The truth value of a tensor with {self.size} elements is ambiguous; use "
-                "lucid.any(...) / lucid.all(...) or compare one element."
+                "lucid.any(...) / lucid.all(...) or compare one element. (lucid.equal(a, b) "
+                "compares elementwise, as NumPy's; PyTorch's torch.equal(a, b) is "
+                "lucid.allclose(a, b, rtol=0, atol=0) here.)"
             )
         return bool(self.item())
 

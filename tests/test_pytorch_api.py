@@ -793,3 +793,30 @@ def test_backward_takes_pytorchs_gradient_keyword():
     assert (9 * a**2 == a.grad).all() and (-2 * b == b.grad).all()
     with pytest.raises(TypeError, match="both grad and gradient="):
         (a * 2).backward(t([1.0, 1.0]), gradient=t([1.0, 1.0]))
+
+
+def test_equal_is_elementwise_and_its_truth_value_names_pytorchs_meaning():
+    a, b = t([1.0, 2.0]), t([1.0, 2.0])
+    assert lucid.equal(a, b).tolist() == [True, True]
+    with pytest.raises(ValueError, match=r"torch.equal\(a, b\) is lucid.allclose\(a, b, rtol=0"):
+        assert lucid.equal(a, b)
+    assert lucid.allclose(a, b, rtol=0, atol=0)
+
+
+def test_optimizer_takes_frozen_parameters_and_skips_them():
+    # PyTorch's fine-tuning: freeze everything, replace the head, optimise model.parameters()
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    for param in model.parameters():
+        param.requires_grad = False
+    model[2] = nn.Linear(8, 2)
+    frozen = model[0].weight.numpy().copy()
+    head = model[2].weight.numpy().copy()
+    opt = lucid.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(lucid.ones(3, 4, dtype=lucid.float32)).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(model[0].weight.numpy(), frozen)
+    assert not np.array_equal(model[2].weight.numpy(), head)
+    with pytest.raises(IndexError, match="Sequential: index 5 out of range"):
+        model[5] = nn.ReLU()
+    with pytest.raises(ValueError, match="does not require grad"):
+        lucid.optim.SGD([nn.Buffer(np.ones(2))], lr=0.1)
