@@ -820,3 +820,18 @@ def test_optimizer_takes_frozen_parameters_and_skips_them():
         model[5] = nn.ReLU()
     with pytest.raises(ValueError, match="does not require grad"):
         lucid.optim.SGD([nn.Buffer(np.ones(2))], lr=0.1)
+
+
+def test_samplers_take_a_generator():
+    # makemore's g = torch.Generator().manual_seed(2147483647); torch.randn((27, 10), generator=g)
+    draws = []
+    for _ in range(2):
+        g = lucid.Generator().manual_seed(2147483647)
+        draws.append([lucid.randn((27, 10), generator=g).numpy(),
+                      lucid.rand(3, generator=g).numpy(),
+                      lucid.randint(0, 5, (4,), generator=g).numpy(),
+                      lucid.bernoulli(0.5, size=(6,), generator=g).numpy(),
+                      lucid.multinomial(t([0.2, 0.8]), 3, replacement=True, generator=g).numpy()])
+        lucid.randn(5)  # the module's stream is a different one
+    for a, b in zip(*draws):
+        np.testing.assert_array_equal(a, b)
