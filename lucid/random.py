@@ -220,12 +220,14 @@ def rand(
     requires_grad: bool = False,
     keep_grad: bool = False,
     name: str | None = None,
+    generator: Any = None,
 ) -> Tensor:
-    """Uniform samples from [0, 1): ``rand(2, 3)`` or ``rand((2, 3))``."""
+    """Uniform samples from [0, 1): ``rand(2, 3)`` or ``rand((2, 3))``.  ``generator=`` (a
+    :class:`Generator`) draws from that stream instead of the module's."""
     shape = _shape("rand", shape)
     numeric = _float_dtype("rand", dtype)
     stored = _stored("rand", numeric, device)
-    values = _below(_GENERATOR.random(shape), 1.0, stored)
+    values = _below(_rng(generator).random(shape), 1.0, stored)
     return Tensor(values, requires_grad=requires_grad, keep_grad=keep_grad, dtype=numeric,
                   device=device, name=name)
 
@@ -237,6 +239,7 @@ def randn(
     requires_grad: bool = False,
     keep_grad: bool = False,
     name: str | None = None,
+    generator: Any = None,
 ) -> Tensor:
     """Standard normal samples (mean 0, variance 1): ``randn(2, 3)`` or ``randn((2, 3))``.
 
@@ -245,7 +248,7 @@ def randn(
     shape = _shape("randn", shape)
     numeric = _float_dtype("randn", dtype)
     _stored("randn", numeric, device)
-    values = _GENERATOR.standard_normal(shape)
+    values = _rng(generator).standard_normal(shape)
     return Tensor(values, requires_grad=requires_grad, keep_grad=keep_grad, dtype=numeric,
                   device=device, name=name)
 
@@ -284,6 +287,7 @@ def bernoulli(
     requires_grad: bool = False,
     keep_grad: bool = False,
     name: str | None = None,
+    generator: Any = None,
 ) -> Tensor:
     """1.0 with probability ``p`` and 0.0 otherwise (a coin flip per element): ``u < p``.
 
@@ -311,7 +315,7 @@ def bernoulli(
     numeric = _float_dtype("bernoulli", dtype)
     device = "cpu" if device is None else device
     _stored("bernoulli", numeric, device)
-    values = (_GENERATOR.random(shape) < probs).astype(np.float64)
+    values = (_rng(generator).random(shape) < probs).astype(np.float64)
     return Tensor(values, requires_grad=requires_grad, keep_grad=keep_grad, dtype=numeric,
                   device=device, name=name)
 
@@ -327,6 +331,7 @@ def randint(
     dtype: Any = None,
     device: str = "cpu",
     name: str | None = None,
+    generator: Any = None,
 ) -> Tensor:
     """Integers drawn uniformly from [low, high); ``randint(n)`` draws from [0, n) (NumPy's rule).
 
@@ -349,7 +354,7 @@ def randint(
     shape = _size("randint", size)
     numeric = _int_dtype("randint", dtype, low, high - 1)
     _stored("randint", numeric, device)
-    values = _GENERATOR.integers(low, high, size=shape, dtype=np.int64)
+    values = _rng(generator).integers(low, high, size=shape, dtype=np.int64)
     return Tensor(values, dtype=numeric, device=device, name=name)
 
 

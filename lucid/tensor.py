@@ -95,8 +95,12 @@ class InPlaceArray(np.ndarray):
     steps, as PyTorch programs do).  ``repr`` shows it as the NumPy array it is.
     """
 
+    # With a plain array among the inputs NumPy wraps the result as that one (in C: no call
+    # here); with these alone, __array_wrap__ below makes it plain too.
+    __array_priority__ = -1.0
+
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False):
-        # results of NumPy's functions are plain arrays: only .grad itself carries the methods
+        # results of NumPy's functions are plain arrays: only .grad / .data carry the methods
         if return_scalar:
             return array[()]
         return array.view(np.ndarray) if isinstance(array, InPlaceArray) else array
@@ -316,19 +320,7 @@ class Tensor:
             return self._dtype
         return types.to_numeric_type(self.data.dtype)
 
-    @property
-    def grad(self) -> Any:
-        """dL/d(this tensor) after ``backward()``: a backend array of the tensor's shape (or
-        None; a Tensor after ``backward(create_graph=True)``).
-
-        On "cpu" it is a :class:`InPlaceArray`, a NumPy array that also answers PyTorch's
-        in-place idioms (``p.grad.zero_()``, ``p.grad.data``, ``p.grad.norm()``); every NumPy
-        function takes it and gives plain arrays back.  On "gpu" it is an ``mx.array``.
-        """
-        return self._grad
-
-    @grad.setter
-    def grad(self, value: Any) -> None:
+    def _set_grad(self, value: Any) -> None:
         if type(value) is np.ndarray:  # a view, no copy: the same memory, PyTorch's methods
             value = value.view(InPlaceArray)
         self._grad = value
@@ -397,7 +389,7 @@ class Tensor:
     # -- autograd ------------------------------------------------------------------------
     def backward(
         self, grad: Any = None, keep_grad: bool = False, retain_graph: bool | None = None,
-        create_graph: bool = False,
+        create_graph: bool = False, *, gradient: Any = None,
     ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
 
@@ -407,8 +399,13 @@ class Tensor:
         ``create_graph=True`` records the backward pass itself: each ``.grad`` is then a
         Tensor with a graph (differentiate it again: a gradient penalty, a Hessian-vector
         product); the graph is kept (``retain_graph`` defaults to ``create_graph``, as in
-        PyTorch).
+        PyTorch).  ``gradient=`` is PyTorch's name for ``grad``.
         """
+        if gradient is not None:
+            if grad is not None:
+                raise TypeError("backward(): got both grad and gradient= (PyTorch's name for "
+                                "it); give one of them")
+            grad = gradient
         if retain_graph is None:
             retain_graph = create_graph
         if not self.requires_grad:
@@ -502,7 +499,9 @@ class Tensor:
         if self.size != 1:
             raise ValueError(
                 f"The truth value of a tensor with {self.size} elements is ambiguous; use "
-                "lucid.any(...) / lucid.all(...) or compare one element."
+                "lucid.any(...) / lucid.all(...) or compare one element. (lucid.equal(a, b) "
+                "compares elementwise, as NumPy's; PyTorch's torch.equal(a, b) is "
+                "lucid.allclose(a, b, rtol=0, atol=0) here.)"
             )
         return bool(self.item())
 
@@ -539,6 +538,16 @@ class Tensor:
         """How error messages name this tensor: ``'w' (3, 4)`` when named, else its shape."""
         shape = fmt(self.shape)
         return f"{self.name!r} {shape}" if self.name is not None else shape
+
+
+#: ``x.grad``: dL/d(this tensor) after ``backward()``, a backend array of the tensor's shape (or
+#: None; a Tensor after ``backward(create_graph=True)``).  On "cpu" it is an
+#: :class:`InPlaceArray`, a NumPy array that also answers PyTorch's in-place idioms
+#: (``p.grad.zero_()``, ``p.grad.data``, ``p.grad.norm()``); every NumPy function takes it and
+#: gives plain arrays back.  On "gpu" it is an ``mx.array``.  (Reads go straight to the slot.)
+Tensor.grad = property(Tensor._grad.__get__, Tensor._set_grad, doc="dL/d(this tensor), see "
+                       "lucid/tensor.py: a backend array (on 'cpu' with PyTorch's in-place "
+                       "methods), or None")
 
 
 def _array_hook(hook: Callable[[Tensor], Any], device: str, shape: tuple[int, ...]) -> Callable:

@@ -772,3 +772,66 @@ def test_size_call_gives_pytorchs_size_tuple():
     assert x.size() == lucid.Size([2, 3]) == (2, 3) and x.shape == lucid.Size([2, 3])
     assert isinstance(x.size(), tuple) and x.size().numel() == 6
     assert repr(x.size()) == "lucid.Size([2, 3])"
+
+
+def test_numpy_results_of_grad_and_data_are_plain_arrays():
+    # PyTorch's methods stay on .grad / .data themselves: nothing computed from them leaks
+    m = nn.Linear(3, 2)
+    m(lucid.ones(1, 3, dtype=lucid.float32)).sum().backward()
+    w, g = m.weight.data, m.weight.grad
+    for out in (w * 2, g + 1, np.ones((1, 2), np.float32) @ w, np.sum(g, axis=0)):
+        assert not hasattr(out, "zero_"), type(out)
+    assert type(m(lucid.ones(1, 3, dtype=lucid.float32)).data) is np.ndarray
+
+
+def test_backward_takes_pytorchs_gradient_keyword():
+    # "A Gentle Introduction to torch.autograd"
+    a = t([2.0, 3.0], requires_grad=True)
+    b = t([6.0, 4.0], requires_grad=True)
+    q = 3 * a**3 - b**2
+    q.backward(gradient=t([1.0, 1.0]))
+    assert (9 * a**2 == a.grad).all() and (-2 * b == b.grad).all()
+    with pytest.raises(TypeError, match="both grad and gradient="):
+        (a * 2).backward(t([1.0, 1.0]), gradient=t([1.0, 1.0]))
+
+
+def test_equal_is_elementwise_and_its_truth_value_names_pytorchs_meaning():
+    a, b = t([1.0, 2.0]), t([1.0, 2.0])
+    assert lucid.equal(a, b).tolist() == [True, True]
+    with pytest.raises(ValueError, match=r"torch.equal\(a, b\) is lucid.allclose\(a, b, rtol=0"):
+        assert lucid.equal(a, b)
+    assert lucid.allclose(a, b, rtol=0, atol=0)
+
+
+def test_optimizer_takes_frozen_parameters_and_skips_them():
+    # PyTorch's fine-tuning: freeze everything, replace the head, optimise model.parameters()
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    for param in model.parameters():
+        param.requires_grad = False
+    model[2] = nn.Linear(8, 2)
+    frozen = model[0].weight.numpy().copy()
+    head = model[2].weight.numpy().copy()
+    opt = lucid.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(lucid.ones(3, 4, dtype=lucid.float32)).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(model[0].weight.numpy(), frozen)
+    assert not np.array_equal(model[2].weight.numpy(), head)
+    with pytest.raises(IndexError, match="Sequential: index 5 out of range"):
+        model[5] = nn.ReLU()
+    with pytest.raises(ValueError, match="does not require grad"):
+        lucid.optim.SGD([nn.Buffer(np.ones(2))], lr=0.1)
+
+
+def test_samplers_take_a_generator():
+    # makemore's g = torch.Generator().manual_seed(2147483647); torch.randn((27, 10), generator=g)
+    draws = []
+    for _ in range(2):
+        g = lucid.Generator().manual_seed(2147483647)
+        draws.append([lucid.randn((27, 10), generator=g).numpy(),
+                      lucid.rand(3, generator=g).numpy(),
+                      lucid.randint(0, 5, (4,), generator=g).numpy(),
+                      lucid.bernoulli(0.5, size=(6,), generator=g).numpy(),
+                      lucid.multinomial(t([0.2, 0.8]), 3, replacement=True, generator=g).numpy()])
+        lucid.randn(5)  # the module's stream is a different one
+    for a, b in zip(*draws):
+        np.testing.assert_array_equal(a, b)

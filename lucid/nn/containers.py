@@ -48,6 +48,17 @@ class Sequential(Module):
             raise IndexError(
                 f"Sequential: index {index} out of range for {len(items)} modules") from None
 
+    def __setitem__(self, index: int, module: Module) -> None:
+        """``seq[2] = nn.Linear(16, 10)``: replace a layer (fine-tuning a head), keeping its
+        place and name."""
+        names = list(self._modules)
+        try:
+            name = names[index]
+        except (IndexError, TypeError):
+            raise IndexError(
+                f"Sequential: index {index!r} out of range for {len(names)} modules") from None
+        setattr(self, name, module)
+
     def __len__(self) -> int:
         return len(self._modules)
 

@@ -20,10 +20,6 @@ from lucid.tensor import InPlaceArray, Tensor
 _SLOT = Tensor.data  # the data slot of every Tensor
 
 
-def _get_data(self: Tensor) -> Any:
-    return _SLOT.__get__(self, Tensor)
-
-
 def _set_data(self: Tensor, value: Any) -> None:
     if type(value) is np.ndarray:  # a view, no copy: the same memory, PyTorch's methods
         value = value.view(InPlaceArray)
@@ -33,7 +29,7 @@ def _set_data(self: Tensor, value: Any) -> None:
 #: ``p.data`` of a Parameter or Buffer: the backend array, as every Tensor's, and on "cpu" an
 #: :class:`lucid.tensor.InPlaceArray`, so PyTorch's ``p.data.add_(p.grad, alpha=-lr)`` and
 #: ``m.weight.data.normal_(0.0, 0.02)`` work on it
-_DATA = property(_get_data, _set_data, doc=_set_data.__doc__)
+_DATA = property(_SLOT.__get__, _set_data)  # reads go straight to the slot (the hot path)
 
 
 def _unwrap(data: Any, device: str | None) -> tuple[Any, str]:

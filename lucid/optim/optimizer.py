@@ -49,6 +49,7 @@ import numpy as np
 
 from lucid.autograd.mode import enable_grad, no_grad
 from lucid.backends import BACKENDS, get_backend
+from lucid.nn.parameter import Parameter
 from lucid.ops import evaluate
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
@@ -549,14 +550,16 @@ def _optimizers_with(hyperparameters: set[str]) -> list[str]:
 
 
 def _check_param(name: str, p: Any, group: int, i: int) -> None:
-    """An optimizer moves leaf tensors that require grad (Parameters, or such a Tensor)."""
+    """An optimizer moves Parameters (frozen ones too: without a gradient a step skips them,
+    as in PyTorch, and unfreezing them later needs no new optimizer) and leaf tensors that
+    require grad."""
     if not isinstance(p, Tensor):
         raise TypeError(
             f"{name}: param group {group}, item {i} is a {type(p).__name__}, not a Parameter; "
             "pass model.parameters() (or Tensors made with requires_grad=True)"
         )
-    if not p.requires_grad:
-        kind = type(p).__name__
+    if not p.requires_grad and not isinstance(p, Parameter):  # a frozen Parameter may stay:
+        kind = type(p).__name__  # it has no gradient, so a step leaves it (as PyTorch's)
         raise ValueError(
             f"{name}: param group {group}, item {i} (a {kind} of shape {fmt(p.shape)}) does not "
             "require grad, so it never gets a gradient to step with (Buffers are model state, "
@@ -619,7 +622,7 @@ def _read_only(value: Any) -> Any:
     """A NumPy array as a read-only view (no copy), so a rule cannot write into it; anything
     else as it is (MLX arrays are values: a rule builds new ones)."""
     if isinstance(value, np.ndarray):
-        value = value.view()
+        value = value.view(np.ndarray)  # plain (a .grad or .data may carry PyTorch's methods)
         value.flags.writeable = False
     return value
 
