@@ -41,7 +41,7 @@ def run(quick: bool = False) -> list[Row]:
     except graphviz_bin.GraphvizNotFound:
         return [row]  # no Graphviz: nothing to time
     stepper = _stepper()
-    frames = range(min(len(stepper), 4 if quick else 12))
+    frames = range(1, min(len(stepper), 4 if quick else 12) + 1)
     times = []
     for k in frames:
         start = time.perf_counter()

@@ -152,7 +152,7 @@ def test_drawn_and_stepped_like_an_op():
         loss = Legendre3.apply(x).sum()
     assert "Legendre3" in lucid_viz.draw(loss).dot()
     stepper = lucid_viz.step_backward(loss)
-    texts = " ".join(stepper.frame_text(k) for k in range(len(stepper)))
+    texts = " ".join(stepper.frame_text(k) for k in range(1, len(stepper) + 1))
     assert "P3(x) = (5x³ - 3x) / 2" in texts
 
 

@@ -84,6 +84,11 @@ def test_step_lr_values_by_hand():
     assert lrs == pytest.approx([1.0, 1.0, 0.1, 0.1, 0.01, 0.01])
 
 
+def test_step_lr_takes_a_whole_number_float_step_size_as_pytorchs_tutorials_pass_it():
+    by_float = [lr for (lr,) in _trace(StepLR(_opt(1.0), 2.0, gamma=0.1), 6)]
+    assert by_float == pytest.approx([1.0, 1.0, 0.1, 0.1, 0.01, 0.01])
+
+
 def test_cosine_reaches_eta_min_at_t_max_and_is_halfway_in_the_middle():
     opt = _opt(0.2)
     sched = CosineAnnealingLR(opt, T_max=8, eta_min=0.02)

@@ -258,10 +258,13 @@ class LRScheduler:
 
 class StepLR(LRScheduler):
     """``lr = base_lr * gamma ** (epoch // step_size)``: decay by ``gamma`` every
-    ``step_size`` epochs."""
+    ``step_size`` epochs.  A whole-number float (``StepLR(opt, 1.0)``, as PyTorch's tutorials
+    write it) is taken as that int; 2.5 epochs is refused."""
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
+        if isinstance(step_size, float) and step_size.is_integer():
+            step_size = int(step_size)  # PyTorch's tutorials pass 1.0; it counts epochs the same
         self.step_size = _int("StepLR", "step_size", step_size, 1)
         self.gamma = _real("StepLR", "gamma", gamma, low=0.0)
         super().__init__(optimizer, last_epoch)

@@ -57,7 +57,7 @@ stepper
 
 # %% tags=["nbval-check-output"]
 print(len(stepper), "steps")
-for k in range(len(stepper)):
+for k in range(1, len(stepper) + 1):
     print(stepper.frame_text(k))
     print()
 

@@ -76,7 +76,7 @@ print("A.T @ G by hand:\n", A.numpy().T @ G)
 stepper
 
 # %% tags=["nbval-check-output"]
-print(stepper.frame_text(2))
+print(stepper.frame_text(3))
 
 # %% [markdown]
 # The backward pass of a matrix product is **two** matrix products of the same size as the
@@ -124,7 +124,7 @@ z2 = lucid.Tensor(z.numpy(), requires_grad=True, name="z")
 with lucid.count_flops():
     composite = -(F.log_softmax(z2, axis=1) * lucid.Tensor(y)).sum() / 2
 steps = lucid_viz.step_backward(composite)
-for k in range(len(steps)):
+for k in range(1, len(steps) + 1):
     if "LogSoftmax" in steps.frame_text(k).splitlines()[0]:
         print(steps.frame_text(k))
 
@@ -155,7 +155,7 @@ print("b.grad:", b.grad, "  by hand, g summed over axis 0:", g.sum(axis=0))
 # why.
 
 # %% tags=["nbval-check-output"]
-print(broadcast_steps.frame_text(2))
+print(broadcast_steps.frame_text(3))
 
 # %%
 broadcast_steps

@@ -283,7 +283,6 @@ def test_nn_tutorial():
     _torch_agrees("nn_tutorial", init, data, out)
 
 
-@_waits_for("StepLR(optimizer, 1.0, ...): a float step_size, as the tutorial passes")
 def test_transformer_language_model():
     ns, init, data, out, model = run_on_lucid("transformer_lm")
     np.testing.assert_allclose(init["pos_encoder.pe"], ref.positional_encoding(5000, 16),
