@@ -197,7 +197,7 @@ def test_the_course_has_its_notebooks():
         "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_cnns_and_resnet",
         "10_layers_and_losses", "11_optimizers_and_data", "12_build_it_yourself",
         "13_recurrent_networks", "14_gradients_through_time", "15_attention", "16_a_tiny_gpt",
-        "17_generative_models", "18_beyond_first_derivatives",
+        "17_generative_models", "18_beyond_first_derivatives", "19_data_parallel",
     ]
 
 

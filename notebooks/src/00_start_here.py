@@ -47,6 +47,8 @@
 #   the digits
 # - [18 · Beyond the first derivative](18_beyond_first_derivatives.ipynb): Hessians and
 #   gradient penalties, `lucid.linalg`, einops, more layers and optimizers
+# - [19 · Past one machine: data parallelism](19_data_parallel.ipynb): why averaging gradients
+#   over shards equals the full batch, the ring all-reduce, two processes trained as one
 #
 # Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.
 #

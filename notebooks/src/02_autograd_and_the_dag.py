@@ -86,7 +86,7 @@ n.name = "n"
 o = lucid.tanh(n)
 o.name = "o"
 o.backward(keep_grad=True)
-lucid_viz.draw(o, rankdir="LR", show=("data", "grad"))
+lucid_viz.draw(o, show=("data", "grad"))
 
 # %% tags=["nbval-check-output"]
 for t in (x1, w1, x2, w2, b, n):

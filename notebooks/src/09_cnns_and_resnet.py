@@ -345,13 +345,16 @@ x_block = lucid.zeros(1, 64, 8, 8, dtype=lucid.Float32)
 lucid_viz.draw(block, x_block, depth=1)
 
 # %% [markdown]
-# The same block **op by op** (no `depth`). Each BatchNorm in evaluation mode unfolds into its
-# formula: `(x - running_mean) / sqrt(running_var + eps) * weight + bias`. The block calls its one
-# `relu` module twice (after `bn1`, and after the `Add`), so it appears twice, as `relu (call 1)`
-# and `relu (call 2)`: the picture reads top to bottom, in the order the block computes.
+# The block calls its one `relu` module twice (after `bn1`, and after the `Add`), so the picture
+# above shows it twice, as `relu (call 1)` and `relu (call 2)`: it reads top to bottom, in the
+# order the block computes.
+#
+# The whole block op by op is too large to read on a projector, so open one box instead: `bn1`
+# **op by op** (no `depth`). A BatchNorm in evaluation mode unfolds into its formula:
+# `(x - running_mean) / sqrt(running_var + eps) * weight + bias`.
 
 # %%
-lucid_viz.draw(block, x_block)
+lucid_viz.draw(block.bn1, x_block)
 
 # %% [markdown]
 # Where the shape changes (first block of `layer2`: stride 2, 64 → 128 channels) `x` cannot be

@@ -212,7 +212,7 @@ z.name = "z"
 loss = z * z
 loss.name = "L"
 loss.backward(keep_grad=True)
-lucid_viz.draw(loss, rankdir="LR", show=("data", "grad"))
+lucid_viz.draw(loss, show=("data", "grad"))
 
 # %% tags=["nbval-check-output"]
 print(f"z = {z.item():.4f}")

@@ -507,6 +507,5 @@ check_function("Exercise 18.5", from_patches, numpy_from_patches,
                     "so that einops can split h·w and c·p·p.")
 
 # %% [markdown]
-# **Next:** back to [00 · Start here](00_start_here.ipynb), which lists
-# the whole course: pick a chapter to revisit, or work through the exercises of the student
-# edition.
+# **Next:** [19 · Past one machine: data parallelism](19_data_parallel.ipynb): training one model
+# in several processes at once, and the all-reduce that keeps them in step.

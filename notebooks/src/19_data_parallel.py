@@ -18,9 +18,9 @@
 # The transport is MLX's distributed engine (`mlx.core.distributed`: a ring over TCP, MPI, or
 # NCCL on CUDA machines); Lucid adds no network code of its own.
 #
-# **You need:** [07 · Training an MLP](07_training_an_mlp.ipynb) (the training loop),
-# [10 · Optimizers, schedules and data](10_optimizers_and_data.ipynb) (`DataLoader`) and
-# [05 · FLOPs](05_flops.ipynb) (counting work).
+# **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop),
+# [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb) (`DataLoader`) and
+# [06 · FLOPs](06_flops.ipynb) (counting work).
 
 # %%
 import json
