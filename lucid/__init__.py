@@ -6,7 +6,7 @@ models.
 """
 
 from lucid import types
-from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
+from lucid.engine.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
 from lucid.tensor import Tensor, tensor
 from lucid.types import (
     Complex,

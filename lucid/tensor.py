@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from lucid import types
-from lucid.autograd import engine
+from lucid.engine import walk as engine
 from lucid.backends import check_device, get_backend
 from lucid.cost import Cost, total_cost
 from lucid.shapes import fmt

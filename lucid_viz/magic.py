@@ -7,7 +7,7 @@
     loss = loss_fn(model(x), y)
     loss
 
-The code runs in the notebook's namespace inside :func:`lucid.autograd.mode.record_ops`, so
+The code runs in the notebook's namespace inside :func:`lucid.engine.mode.record_ops`, so
 every op is counted and kept, in order, on the recorder's tape, and every module call is noted
 with the stretch of the tape it ran: a module's row is everything that ran inside its call,
 children included.  Top-level modules are named by the notebook variable that holds them
@@ -31,8 +31,8 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from lucid.autograd.mode import record_ops
-from lucid.autograd.recorder import Recorder
+from lucid.engine.mode import record_ops
+from lucid.engine.recorder import Recorder
 from lucid.cost import Cost, op_cost
 from lucid.tensor import Tensor
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.autograd.engine import run_backward
+from lucid.engine.walk import run_backward
 from lucid.cost import Cost, op_cost, total_cost
 from tests.specs import ALL_SPECS
 

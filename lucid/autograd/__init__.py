@@ -6,7 +6,7 @@
 ``jvp`` and ``hvp``, as PyTorch's ``torch.autograd.functional``.
 """
 
-from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
+from lucid.engine.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
 
 __all__ = [
     "count_flops",

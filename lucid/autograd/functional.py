@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd import engine
-from lucid.autograd.mode import enable_grad, no_grad
+from lucid.engine import walk as engine
+from lucid.engine.mode import enable_grad, no_grad
 from lucid.backends import get_backend
 from lucid.shapes import fmt
 from lucid.tensor import Tensor

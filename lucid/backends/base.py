@@ -46,7 +46,7 @@ class Backend:
     #: this backend's floating-point dtypes (a set test is cheaper than building a Numeric)
     float_dtypes: frozenset = frozenset()
     #: the matrix factorisations (inv, solve, qr, svd, eigh, ...) behind one spelling
-    #: (lucid/backends/linalg.py)
+    #: (lucid/backends/lapack.py)
     linalg: Any
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:

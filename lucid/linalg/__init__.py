@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lucid.backends.linalg import LinAlgError  # raised for singular / indefinite matrices
+from lucid.backends.lapack import LinAlgError  # raised for singular / indefinite matrices
 from lucid.creation import eye, zeros
 from lucid.ops import decomp
 from lucid.ops.base import apply, numel

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from lucid.autograd.mode import MODE
+from lucid.engine.mode import MODE
 from lucid.backends import check_device
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.shapes import fmt

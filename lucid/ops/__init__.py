@@ -7,14 +7,14 @@ the classes (``FUNCTIONS``) become this package's names (``lucid.ops.exp``, re-e
 
 from lucid.ops import (  # noqa: F401  (each import registers a family)
     activation,
+    contraction,
     conv,
-    counting,
     decomp,
     device,
     elementwise,
     indexing,
-    linalg,
     loss,
+    nonzero_unique_histogram,
     recurrent,
     reduction,
     shape,

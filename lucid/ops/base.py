@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from lucid.autograd.mode import MODE
+from lucid.engine.mode import MODE
 from lucid.backends import BACKENDS, fallback
 from lucid.shapes import fmt
 from lucid.tensor import _PY_SCALARS, Tensor

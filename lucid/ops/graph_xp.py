@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from lucid import types
-from lucid.autograd import engine
-from lucid.autograd.mode import enable_grad
+from lucid.engine import walk as engine
+from lucid.engine.mode import enable_grad
 from lucid.backends import BACKENDS, BY_XP, backend_for
 from lucid.backends.base import Backend
 from lucid.ops.base import FUNCTIONS, Op, apply

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.engine import PartGrad
-from lucid.autograd.mode import MODE
+from lucid.engine.walk import PartGrad
+from lucid.engine.mode import MODE
 from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
 from lucid.ops.base import Op, apply, numel, public

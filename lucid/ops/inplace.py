@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.mode import MODE, no_grad
+from lucid.engine.mode import MODE, no_grad
 from lucid.backends import get_backend
 from lucid.ops import elementwise, shape
 from lucid.ops.base import apply, public

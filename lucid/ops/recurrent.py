@@ -6,7 +6,7 @@ arrays to add up.  :class:`LSTMStep` does the same arithmetic in one op: one mat
 then the gates on whole arrays, and its backward writes the four gates' gradients into one
 array.  The result is the same as the composite's (a test holds them together, values and
 gradients).  Drawn, a step is this op, its multiply-adds counted as MACs, the rest as FLOPs.
-Its gradient for ``W_hh`` is returned as a :class:`~lucid.autograd.engine.FactoredGrad`: the
+Its gradient for ``W_hh`` is returned as a :class:`~lucid.engine.walk.FactoredGrad`: the
 walk gathers the T steps' factors and multiplies them once, one large matrix product instead
 of T small ones added up.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.engine import FactoredGrad, PartGrad
+from lucid.engine.walk import FactoredGrad, PartGrad
 from lucid.backends import backend_for
 from lucid.ops.base import Op
 from lucid.shapes import fmt

@@ -16,7 +16,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from lucid.autograd.engine import PartGrad
+from lucid.engine.walk import PartGrad
 from lucid.ops.base import Op, apply, numel, public
 from lucid.shapes import broadcasts_to, fmt, normalize_axes, normalize_axis, sum_to
 from lucid.tensor import Tensor

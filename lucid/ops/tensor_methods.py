@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.autograd.mode import MODE
+from lucid.engine.mode import MODE
 from lucid.ops.base import METHODS, OPERATORS
 from lucid.tensor import Tensor
 

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.mode import enable_grad, no_grad
+from lucid.engine.mode import enable_grad, no_grad
 from lucid.backends import BACKENDS, get_backend
 from lucid.ops import evaluate
 from lucid.shapes import fmt

@@ -29,7 +29,7 @@ import math
 from typing import Any
 
 from lucid import nn, random
-from lucid.autograd.mode import no_grad
+from lucid.engine.mode import no_grad
 from lucid.creation import arange
 from lucid.nn import functional as F
 from lucid.nn import init

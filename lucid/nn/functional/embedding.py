@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.mode import no_grad
+from lucid.engine.mode import no_grad
 from lucid.creation import arange
 from lucid.ops import max as _max
 from lucid.ops import min as _min

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.mode import MODE
+from lucid.engine.mode import MODE
 from lucid.creation import zeros as lucid_zeros
 from lucid.nn import init
 from lucid.nn.functional.dropout import dropout

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from lucid.autograd.recorder import Recorder
+from lucid.engine.recorder import Recorder
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -106,7 +106,7 @@ def count_flops() -> Iterator[None]:
 @contextmanager
 def record_ops(root_name: Callable[[Any], str] | None = None) -> Iterator[Recorder]:
     """Count FLOPs and record every op and every module call: yields the
-    :class:`~lucid.autograd.recorder.Recorder` (``rec.ops``, ``rec.calls``; each op's
+    :class:`~lucid.engine.recorder.Recorder` (``rec.ops``, ``rec.calls``; each op's
     ``op.module`` is the path of the module call that made it).
 
     Per-layer reports read it: ``summarize``, ``lucid_viz.trace``/``draw``, ``%lucid_flops``.
