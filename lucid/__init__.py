@@ -1,8 +1,8 @@
 """Lucid: a small, complete deep-learning framework written to be read.
 
-Layers, bottom-up (imports flow one way):  types (dtypes) -> backends -> autograd (mode and
-the backward walk) -> tensor -> ops (the catalogue) -> creation/random -> nn -> optim/data ->
-models.
+Layers, bottom-up (imports flow one way):  types (dtypes) -> backends -> engine (grad mode
+and the backward walk) -> tensor -> ops (the catalogue) -> autograd (grad, gradcheck) ->
+creation/random -> linalg/einops -> nn -> optim/data -> models.
 """
 
 from lucid import types
@@ -31,18 +31,10 @@ from lucid.random import rand, randn  # noqa: E402
 from lucid.backends import gpu_available, gpu_status  # noqa: E402
 from lucid import autograd  # noqa: E402
 from lucid import linalg  # noqa: E402  (lucid.linalg.inv, .svd, ...: matrix functions)
+from lucid import einops  # noqa: E402  (lucid.einops.rearrange, ...: einops on Lucid ops)
 from lucid import nn  # noqa: E402
 from lucid import data, optim  # noqa: E402
 from lucid import models  # noqa: E402
 from lucid.serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str):
-    # lucid.einops is loaded on first use (it imports the einops package)
-    if name == "einops":
-        import importlib
-
-        return importlib.import_module("lucid.einops")
-    raise AttributeError(f"module 'lucid' has no attribute {name!r}")

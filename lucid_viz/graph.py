@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lucid.engine.walk import run_backward, topological_order
-from lucid.engine.mode import record_ops
-from lucid.engine.recorder import Recorder
 from lucid.backends import get_backend
 from lucid.cost import Cost
+from lucid.engine.mode import record_ops
+from lucid.engine.recorder import Recorder
+from lucid.engine.walk import nodes_below, run_backward, topological_order
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.tensor import Tensor
 
@@ -177,26 +177,6 @@ class Graph:
         return total
 
 
-def _walk(root: Tensor) -> list[Tensor]:
-    """Every node below ``root`` once, each after its inputs (iterative post-order DFS)."""
-    order: list[Tensor] = []
-    seen: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for parent in reversed(node._prev):  # reversed: inputs are visited left to right
-            if id(parent) not in seen:
-                stack.append((parent, False))
-    return order
-
-
 def _nbytes(t: Tensor) -> int:
     data = t.data
     nbytes = getattr(data, "nbytes", None)
@@ -280,7 +260,7 @@ def _marks(rec: Recorder) -> dict[int, tuple[int, Step | None]]:
 
 def _build(root: Tensor, names: dict[int, tuple[str, str]],
            marks: dict[int, tuple[int, Step | None]] | None = None) -> Graph:
-    tensors = _walk(root)
+    tensors = nodes_below(root)
     ids = {id(t): f"n{i}" for i, t in enumerate(tensors)}
     nodes: list[Node] = []
     edges: list[Edge] = []

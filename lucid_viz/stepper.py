@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from lucid.engine.walk import run_backward
 from lucid.backends import BACKENDS, get_backend
 from lucid.cost import Cost
+from lucid.engine.walk import run_backward
 from lucid.shapes import broadcasts_to, sum_to
 from lucid.tensor import Tensor
 from lucid_viz import graphviz_bin, render

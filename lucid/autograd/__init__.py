@@ -1,17 +1,19 @@
-"""Autograd: the backward walk, grad mode, ``grad`` and ``gradcheck``.
-
-``engine.py`` holds the walk; this package adds the functional ``grad`` (with
-``create_graph=True``: gradients that can be differentiated again), ``gradcheck`` and
-``gradgradcheck``, and ``lucid.autograd.functional``: ``jacobian``, ``hessian``, ``vjp``,
-``jvp`` and ``hvp``, as PyTorch's ``torch.autograd.functional``.
+"""Autograd's functions above the ops: ``grad`` (with ``create_graph=True``: gradients that
+can be differentiated again), ``gradcheck`` and ``gradgradcheck``, and
+``lucid.autograd.functional``: ``jacobian``, ``hessian``, ``vjp``, ``jvp`` and ``hvp``, as
+PyTorch's ``torch.autograd.functional``.  The walk they run and the grad mode switches sit
+below the Tensor, in ``lucid.engine``.
 """
 
 from lucid.engine.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
+from lucid.autograd import functional
+from lucid.autograd.functional import GradcheckError, grad, gradcheck, gradgradcheck
 
 __all__ = [
     "count_flops",
     "enable_grad",
     "flops_enabled",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",
@@ -19,13 +21,3 @@ __all__ = [
     "grad_enabled",
     "no_grad",
 ]
-
-
-def __getattr__(name: str):
-    # grad/gradcheck need Tensor, which sits above this package; load them on first use.
-    if name in ("grad", "gradcheck", "gradgradcheck", "GradcheckError", "functional"):
-        import importlib
-
-        functional = importlib.import_module("lucid.autograd.functional")
-        return functional if name == "functional" else getattr(functional, name)
-    raise AttributeError(name)

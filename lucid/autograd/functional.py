@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from lucid.engine import walk as engine
-from lucid.engine.mode import enable_grad, no_grad
 from lucid.backends import get_backend
+from lucid.engine.mode import enable_grad, no_grad
+from lucid.engine.walk import run_backward
+from lucid.ops import FUNCTIONS
+from lucid.ops.graph_xp import GraphRules
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Float64, to_numeric_type
@@ -56,8 +58,8 @@ def grad(
             seed = seed.data
         capture: dict = {t: None for t in ins}
         last = k == len(outs) - 1
-        engine.run_backward(out, seed, retain_graph=retain_graph or not last, capture=capture,
-                            create_graph=create_graph)
+        run_backward(out, seed, retain_graph=retain_graph or not last, capture=capture,
+                     rules=GraphRules() if create_graph else None)
         for i, t in enumerate(ins):
             g = capture[t]
             if g is not None:
@@ -338,7 +340,7 @@ def _stack_rows(rows: list[Tensor], out_shape: tuple[int, ...],
                 in_shape: tuple[int, ...]) -> Tensor:
     """Rows d out_k / d x, each of x's shape, as one Tensor of shape out_shape + in_shape
     (kept as a graph when the rows have one: stacked by the ``stack`` op)."""
-    stacked = engine.GRAPH_XP.stack(rows)
+    stacked = FUNCTIONS["stack"](rows)
     return stacked.reshape(out_shape + in_shape)
 
 

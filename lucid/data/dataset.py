@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from lucid import random as lucid_random
-from lucid.engine.mode import grad_enabled
 from lucid.backends import get_backend
+from lucid.engine.mode import grad_enabled
 from lucid.ops import stack
 from lucid.shapes import fmt
 from lucid.tensor import Tensor

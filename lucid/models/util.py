@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lucid.engine.mode import no_grad, record_ops
 from lucid.cost import CONVENTION, Cost, total_cost
 from lucid.creation import zeros
+from lucid.engine.mode import no_grad, record_ops
 from lucid.tensor import Tensor
 
 __all__ = ["summarize", "Summary", "LayerRow"]

@@ -17,8 +17,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from lucid.engine.mode import MODE
 from lucid.backends import check_device
+from lucid.engine.mode import MODE
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.shapes import fmt
 from lucid.tensor import RemovableHandle, Tensor

@@ -21,8 +21,9 @@ from lucid.ops import (  # noqa: F401  (each import registers a family)
 )
 from lucid.ops.base import FUNCTIONS, REGISTRY, Op, apply, public
 from lucid.ops import inplace  # noqa: F401,E402  (x.add_(), x.zero_(), ...: in-place methods)
-from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
 from lucid.ops import graph_xp  # noqa: F401,E402  (backward rules on Lucid ops: create_graph)
+from lucid.ops import backward  # noqa: F401,E402  (Tensor.backward: seeds the walk)
+from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
 
 globals().update(FUNCTIONS)
 

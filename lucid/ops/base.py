@@ -38,8 +38,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from lucid.engine.mode import MODE
 from lucid.backends import BACKENDS, fallback
+from lucid.engine.mode import MODE
 from lucid.shapes import fmt
 from lucid.tensor import _PY_SCALARS, Tensor
 from lucid.types import Float32, Float64, to_numeric_type

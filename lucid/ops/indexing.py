@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from lucid.engine.walk import PartGrad
-from lucid.engine.mode import MODE
 from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
+from lucid.engine.grads import PartGrad
+from lucid.engine.mode import MODE
 from lucid.ops.base import Op, apply, numel, public
 from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
 from lucid.tensor import Tensor
@@ -229,7 +229,7 @@ class GetItem(Op):
         return x[self.index]
 
     def backward(self, xp, g):
-        if self.advanced or isinstance(g, Tensor):  # (a Tensor: create_graph, see graph_xp)
+        if self.advanced:
             return (backend_for(xp).scatter_add(self.shape, self.dtype, self.index, g),)
         return (PartGrad(self.shape, self.dtype, self.index, g),)  # added into place
 

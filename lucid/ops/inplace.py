@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.engine.mode import MODE, no_grad
 from lucid.backends import get_backend
+from lucid.engine.mode import MODE, no_grad
 from lucid.ops import elementwise, shape
 from lucid.ops.base import apply, public
 from lucid.shapes import fmt

@@ -6,7 +6,7 @@ arrays to add up.  :class:`LSTMStep` does the same arithmetic in one op: one mat
 then the gates on whole arrays, and its backward writes the four gates' gradients into one
 array.  The result is the same as the composite's (a test holds them together, values and
 gradients).  Drawn, a step is this op, its multiply-adds counted as MACs, the rest as FLOPs.
-Its gradient for ``W_hh`` is returned as a :class:`~lucid.engine.walk.FactoredGrad`: the
+Its gradient for ``W_hh`` is returned as a :class:`~lucid.engine.grads.FactoredGrad`: the
 walk gathers the T steps' factors and multiplies them once, one large matrix product instead
 of T small ones added up.
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.engine.walk import FactoredGrad, PartGrad
 from lucid.backends import backend_for
+from lucid.engine.grads import FactoredGrad, PartGrad
 from lucid.ops.base import Op
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
@@ -190,17 +190,13 @@ class LSTMStep(Op):
             dc2 = _step_backward_in_place(gh, gc, act, t, self.c, k, dz)
         else:
             dc2, dz = _step_backward(xp, gh, gc, act, t, self.c, k)
-        graph = isinstance(g, Tensor)  # create_graph: whole arrays, as Lucid ops
         dxw = dw = dstate = None
         if needs[0]:
-            dxw = dz if self.step is None else self._part(xp, graph, self.xw_shape,
-                                                          self.xw_dtype, self.step, dz)
-        if needs[1]:
-            h = self.h
-            if graph:
-                dw = xp.matmul(dz.reshape(-1, 4 * k).T, h.reshape(-1, k))
-            else:  # the walk multiplies all steps' factors at once
-                dw = FactoredGrad(dz.reshape(-1, 4 * k), h.reshape(-1, k))
+            # x[t]'s part of the whole input projection's gradient: the walk adds it into place
+            dxw = dz if self.step is None else PartGrad(self.xw_shape, self.xw_dtype,
+                                                        (self.step,), dz)
+        if needs[1]:  # the walk multiplies all steps' factors at once
+            dw = FactoredGrad(dz.reshape(-1, 4 * k), self.h.reshape(-1, k), self.w.dtype)
         f = act[..., k:2 * k]
         if needs[2] and in_place:
             dstate = np.empty((2, *dc2.shape), dc2.dtype)
@@ -209,13 +205,6 @@ class LSTMStep(Op):
         elif needs[2]:
             dstate = xp.stack([xp.matmul(dz, self.w), dc2 * f])
         return (dxw, dw, dstate)
-
-    @staticmethod
-    def _part(xp, graph, shape, dtype, index, value):
-        """The gradient of a whole array that is ``value`` at ``[index]`` and 0 elsewhere."""
-        if graph:
-            return backend_for(xp).scatter_add(shape, dtype, (index,), value)
-        return PartGrad(shape, dtype, (index,), value)  # the walk adds it into place
 
     def forward_flops(self, out, xw, w, state):
         return _step_macs(state) + 25 * state.size // 2

@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.engine.mode import enable_grad, no_grad
 from lucid.backends import BACKENDS, get_backend
+from lucid.engine.mode import enable_grad, no_grad
 from lucid.ops import evaluate
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
