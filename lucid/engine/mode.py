@@ -54,8 +54,16 @@ class _GradMode:
     def __call__(self, fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with _GradMode(self.enabled):
-                return fn(*args, **kwargs)
+            depth, grad = len(MODE.saved), MODE.grad
+            try:
+                with _GradMode(self.enabled):
+                    return fn(*args, **kwargs)
+            finally:
+                # A Ctrl-C that lands inside __enter__ or __exit__ themselves (between the
+                # push and the switch, or before the restore) must not leave the thread in
+                # this mode: put back exactly the state the call started from.
+                del MODE.saved[depth:]
+                MODE.grad = grad
 
         return wrapper  # type: ignore[return-value]
 
@@ -96,8 +104,8 @@ def count_flops() -> Iterator[None]:
     ``no_grad`` so inference FLOPs can be summed.  Off (the default) it costs nothing.
     """
     prev = MODE.flops
-    MODE.flops = True
-    try:
+    try:  # switched inside the try: an interrupt right after the switch still restores it
+        MODE.flops = True
         yield
     finally:
         MODE.flops = prev
@@ -113,8 +121,8 @@ def record_ops(root_name: Callable[[Any], str] | None = None) -> Iterator[Record
     """
     prev = MODE.recorder
     recorder = Recorder(root_name)
-    MODE.recorder = recorder
     try:
+        MODE.recorder = recorder
         with count_flops():
             yield recorder
     finally:
