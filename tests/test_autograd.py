@@ -372,8 +372,9 @@ def test_inplace_on_saved_output_is_detected():
 
 def test_inplace_refused_on_tensor_requiring_grad():
     x = lucid.Tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"__iadd__: in-place update of a tensor that requires "
-                                           r"grad.*x = x \+ y.*no_grad"):
+    with pytest.raises(RuntimeError, match=r"__iadd__: a leaf Variable that requires grad is "
+                                           r"being used in an in-place operation.*no_grad.*"
+                                           r"x = x \+ y"):
         x += 1
     with lucid.no_grad():
         x -= 1  # what an optimizer does

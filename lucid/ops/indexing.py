@@ -29,8 +29,8 @@ import numpy as np
 from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
 from lucid.engine.grads import PartGrad
-from lucid.engine.mode import MODE
 from lucid.ops.base import Op, apply, numel, public
+from lucid.ops.inplace import check, update
 from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
@@ -249,13 +249,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     through the assignment, so it is refused where a graph is being recorded.
     """
     name = "__setitem__"
-    if MODE.grad and (x.requires_grad or getattr(value, "requires_grad", False)):
-        raise RuntimeError(
-            f"{name}: in-place update of a tensor that requires grad (shape {fmt(x.shape)}). "
-            "Write the out-of-place form (lucid.where(mask, value, x) or "
-            "lucid.masked_fill(x, mask, value)), or do the update inside "
-            "`with lucid.no_grad():` (as optimizers do)."
-        )
+    check(name, x, value, fix="lucid.where(mask, value, x) or lucid.masked_fill(x, mask, value)")
     backend = get_backend(x.device)
     parts, _ = _parse_index(name, backend.xp, _unwrap_index(x, index, name), x.shape)
     if isinstance(value, Tensor):
@@ -275,8 +269,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             f"{fmt(tuple(data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
             "broadcast to the selection"
         ) from exc
-    x.data = data
-    x._version += 1
+    # cast as copy_ does (and NumPy, PyTorch): x[0] = 7.9 writes 7 into an integer tensor
+    update(name, x, lambda: Tensor._wrap(data, x.device), cast="unsafe")
 
 
 # --------------------------------------------------------------------------------------------
