@@ -1,6 +1,6 @@
 """The ``Op`` base class, the catalogue's registries and the dispatcher ``apply``.
 
-One operation is one class holding everything about it (STYLE #1): its name, its public
+One operation is one class holding everything about it: its name, its public
 function, whether it is a Tensor method, the values it keeps for backward, forward, backward
 and FLOPs::
 

@@ -1,6 +1,6 @@
 """The ``Optimizer`` base class: walk the parameters, let the subclass move each one.
 
-An optimizer is a *per-parameter update rule* (STYLE #7).  The base class does the walking and
+An optimizer is a *per-parameter update rule*.  The base class does the walking and
 the bookkeeping that every rule shares; a subclass only says how one parameter moves::
 
     class SGD(Optimizer):
