@@ -102,10 +102,6 @@ class Op:
 
     # -- how it runs ---------------------------------------------------------------------
     differentiable: ClassVar[bool] = True
-    #: its backward rule can run on Lucid ops (``create_graph=True``: second derivatives);
-    #: where not, ``twice_differentiable_why`` says why
-    twice_differentiable: ClassVar[bool] = True
-    twice_differentiable_why: ClassVar[str] = ""
     #: gradients may come back at the broadcast shape and are summed down to the input's shape
     broadcasts: ClassVar[bool] = False
     #: the "gpu" backend lacks this op: run it with NumPy and move the result (warns once)
@@ -418,26 +414,13 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
             logical = a._dtype
     if device != "cpu" and op.numpy_dtypes:
         data, logical = _numpy_result_dtype(op, args, data, logical)
-    out = _new(Tensor)  # Tensor._wrap, spelled out: this runs once per op
-    out.data = data
-    out.grad = None
-    out.requires_grad = requires and MODE.grad and op.differentiable
-    out.keep_grad = False
-    out.device = device
-    out._prev = ()
-    out._op = None
-    out._version = 0
-    out._hooks = None
-    out._g = None
+    out = Tensor._wrap(data, device, requires and MODE.grad and op.differentiable)
     out._free = free
-    out._dtype = None if logical is None else _logical_result(logical, data)
-    out.name = None
+    if logical is not None:
+        out._dtype = _logical_result(logical, data)
     if out.requires_grad or MODE.flops:
         _record(op, out, args)
     return out
-
-
-_new = object.__new__
 
 
 def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:

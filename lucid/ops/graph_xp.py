@@ -260,10 +260,6 @@ class GraphRules:
         op: Op = node._op
         if op.versions is None:
             raise released_error(node)
-        if not op.twice_differentiable:
-            raise NotTwiceDifferentiable(
-                f"{op.name}: create_graph=True is not supported: {op.twice_differentiable_why} "
-                "Differentiate this op only once (create_graph=False).")
         xp = _namespace(node.device)
         shadow = copy.copy(op)
         shadow.__dict__ = dict(op.__dict__)
