@@ -84,42 +84,51 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
     arrays of the backend: negative indices are made non-negative, boolean masks become the
     int arrays of their true positions (MLX has no boolean-mask indexing, and the output shape
     depends on the mask's values anyway).  ``advanced`` says whether any array is present, i.e.
-    whether an element may be picked more than once.
+    whether an element may be picked more than once.  Three passes: each component checked
+    alone, then the axes they consume counted against the shape, then each resolved on its
+    axis.
     """
     backend = backend_for(xp)
-    parts: list[Any] = []
-    for c in index:
-        if c is None or c is Ellipsis:
-            parts.append(c)
-        elif isinstance(c, (bool, np.bool_)):
-            raise TypeError(
-                f"{op}: a Python bool ({c}) is not an index; use None to add an axis, or a "
-                "boolean tensor of the indexed axes' shape as a mask"
-            )
-        elif isinstance(c, (int, np.integer)):
-            parts.append(int(c))
-        elif isinstance(c, (float, np.floating)):
-            raise TypeError(
-                f"{op}: index {c!r} is a float; indices must be integers (or booleans for a "
-                "mask). Convert it with int(...)."
-            )
-        elif isinstance(c, slice):
-            for v in (c.start, c.stop, c.step):
-                if v is not None:
-                    _check_int(op, v, "slice bound")
-            parts.append(c)
-        elif isinstance(c, (list, tuple)):
-            arr = (backend.asarray(c, dtype=xp.int64) if len(c) == 0 else backend.asarray(c))
-            parts.append(arr)
-        elif isinstance(c, backend.array_type):
-            parts.append(c)
-        else:
-            raise TypeError(
-                f"{op}: cannot index with a {type(c).__name__}; use ints, slices, None, "
-                "Ellipsis, lists, or lucid Tensors on the tensor's device"
-            )
+    parts = [_index_part(op, xp, backend, c) for c in index]
+    consumed = _axes_consumed(op, backend, parts, shape)
+    return _resolved(op, xp, backend, parts, shape, consumed)
 
-    # how many axes each part consumes: masks as many as they have dimensions
+
+def _index_part(op: str, xp: Any, backend: Any, c: Any) -> Any:
+    """One component of an index, checked on its own: None, Ellipsis, an int, a slice or an
+    array of the backend (lists become one)."""
+    if c is None or c is Ellipsis:
+        return c
+    if isinstance(c, (bool, np.bool_)):
+        raise TypeError(
+            f"{op}: a Python bool ({c}) is not an index; use None to add an axis, or a "
+            "boolean tensor of the indexed axes' shape as a mask"
+        )
+    if isinstance(c, (int, np.integer)):
+        return int(c)
+    if isinstance(c, (float, np.floating)):
+        raise TypeError(
+            f"{op}: index {c!r} is a float; indices must be integers (or booleans for a "
+            "mask). Convert it with int(...)."
+        )
+    if isinstance(c, slice):
+        for v in (c.start, c.stop, c.step):
+            if v is not None:
+                _check_int(op, v, "slice bound")
+        return c
+    if isinstance(c, (list, tuple)):
+        return backend.asarray(c, dtype=xp.int64) if len(c) == 0 else backend.asarray(c)
+    if isinstance(c, backend.array_type):
+        return c
+    raise TypeError(
+        f"{op}: cannot index with a {type(c).__name__}; use ints, slices, None, "
+        "Ellipsis, lists, or lucid Tensors on the tensor's device"
+    )
+
+
+def _axes_consumed(op: str, backend: Any, parts: list, shape: tuple[int, ...]) -> int:
+    """How many of the tensor's axes the parts index (a mask as many as it has dimensions),
+    checked against ``shape``."""
     consumed = 0
     for p in parts:
         if isinstance(p, backend.array_type):
@@ -140,15 +149,20 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
                 )
         elif p is not None and p is not Ellipsis:
             consumed += 1
-    ellipses = sum(1 for p in parts if p is Ellipsis)
-    if ellipses > 1:
+    if sum(1 for p in parts if p is Ellipsis) > 1:
         raise IndexError(f"{op}: an index can only have a single Ellipsis (...)")
     if consumed > len(shape):
         raise IndexError(
             f"{op}: too many indices for a tensor of shape {fmt(shape)}: {consumed} indexed "
             f"axes, but the tensor has {len(shape)}"
         )
+    return consumed
 
+
+def _resolved(op: str, xp: Any, backend: Any, parts: list, shape: tuple[int, ...],
+              consumed: int) -> tuple[tuple, bool]:
+    """Each part resolved on the axis it indexes: ints and index arrays bounds-checked and made
+    non-negative, masks turned into the positions of their true values."""
     out: list[Any] = []
     advanced = False
     axis = 0
@@ -168,33 +182,43 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
             out.append(p)
             axis += 1
         elif _kind(p) is bool:
-            want = shape[axis:axis + p.ndim]
-            if tuple(p.shape) != want:
-                raise IndexError(
-                    f"{op}: boolean mask of shape {fmt(tuple(p.shape))} does not match the "
-                    f"indexed axes {axis}..{axis + p.ndim - 1} of shape {fmt(want)} (tensor "
-                    f"shape {fmt(shape)}); a mask must have exactly the shape it selects from"
-                )
-            positions = np.nonzero(backend.to_numpy(p))
-            out.extend(backend.asarray(q) for q in positions)
+            out.extend(_mask_positions(op, backend, p, axis, shape))
             advanced = True
             axis += p.ndim
         else:
-            size = shape[axis]
-            if p.size:
-                lo, hi = int(xp.min(p)), int(xp.max(p))
-                if lo < -size or hi >= size:
-                    raise _out_of_bounds(op, lo if lo < -size else hi, axis, size, shape)
-                if lo < 0:
-                    p = xp.where(p < 0, p + size, p)
-            out.append(p)
+            out.append(_index_array(op, xp, p, axis, shape))
             advanced = True
             axis += 1
-    if ellipses == 0:
+    if not any(p is Ellipsis for p in parts):
         # x[0, ...] is a 0-d array where x[0] would be a NumPy scalar; every result stays an
         # array.  A trailing Ellipsis selects nothing more, so the meaning is unchanged.
         out.append(Ellipsis)
     return tuple(out), advanced
+
+
+def _mask_positions(op: str, backend: Any, mask: Any, axis: int,
+                    shape: tuple[int, ...]) -> list:
+    """The int arrays of a boolean mask's true positions, one per axis it covers."""
+    want = shape[axis:axis + mask.ndim]
+    if tuple(mask.shape) != want:
+        raise IndexError(
+            f"{op}: boolean mask of shape {fmt(tuple(mask.shape))} does not match the "
+            f"indexed axes {axis}..{axis + mask.ndim - 1} of shape {fmt(want)} (tensor "
+            f"shape {fmt(shape)}); a mask must have exactly the shape it selects from"
+        )
+    return [backend.asarray(q) for q in np.nonzero(backend.to_numpy(mask))]
+
+
+def _index_array(op: str, xp: Any, p: Any, axis: int, shape: tuple[int, ...]) -> Any:
+    """An int index array, bounds-checked on its axis, negative entries made non-negative."""
+    size = shape[axis]
+    if p.size:
+        lo, hi = int(xp.min(p)), int(xp.max(p))
+        if lo < -size or hi >= size:
+            raise _out_of_bounds(op, lo if lo < -size else hi, axis, size, shape)
+        if lo < 0:
+            p = xp.where(p < 0, p + size, p)
+    return p
 
 
 # --------------------------------------------------------------------------------------------
