@@ -1,25 +1,25 @@
 """What travels along the graph's edges during backward, and the sum it goes into.
 
 A node's gradient is a sum over the nodes that use it (dL/dx = sum over children y of
-dL/dy * dy/dx).  While the walk collects it, the sum is a :class:`Total`; everything a
-backward rule sends an input is added to it with one method, ``add_to(total)``:
+dL/dy * dy/dx).  While the walk collects it, the sum is a :class:`Total`, and everything a
+backward rule sends an input goes in with one call, ``total.add(g)``.  A rule may send:
 
-* :class:`Whole` -- an array of the input's shape (a Tensor, with ``create_graph``): the
-  common case, added as ``total + g``;
-* :class:`PartGrad` -- ``g`` inside ``x[index]``, zero elsewhere (``x[2:5]``, ``x[t]``):
+* an array of the input's shape (a Tensor, with ``create_graph``): the common case, added as
+  ``total + g``;
+* a :class:`PartGrad` -- ``g`` inside ``x[index]``, zero elsewhere (``x[2:5]``, ``x[t]``):
   written into place, so a loop over ``x[t]`` builds one full-size gradient, not one per step;
-* :class:`FactoredGrad` -- ``gᵀ x`` kept as its two factors (a recurrent weight used at
+* a :class:`FactoredGrad` -- ``gᵀ x`` kept as its two factors (a recurrent weight used at
   every step): the factors are gathered and multiplied once, when the total is complete.
 
-``dense(xp)`` writes a part or a product out as one array (what a hook, ``.grad`` or the
-backward stepper sees).
+The two kinds add themselves (``add_to(total)``); ``dense(xp)`` writes one out as an array
+(what the backward stepper shows, and what a rule that records a graph needs).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from lucid.backends import backend_for
+from lucid.backends import BACKENDS, backend_for
 
 
 class Total:
@@ -27,13 +27,27 @@ class Total:
     ``owned`` when only the walk holds it, so parts may be written into it) and the factors
     of products still to multiply (``factors``)."""
 
-    __slots__ = ("backend", "array", "owned", "factors")
+    __slots__ = ("node", "array", "owned", "factors")
 
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend  # the node's device (None with create_graph: Wholes only)
+    def __init__(self, node: Any) -> None:
+        self.node = node
         self.array = None
         self.owned = False
         self.factors: list[FactoredGrad] = []
+
+    @property
+    def backend(self) -> Any:
+        return BACKENDS[self.node.device]
+
+    def add(self, g: Any) -> None:
+        """Add one contribution: an array of the node's shape, or a part or factors."""
+        if isinstance(g, KINDS):
+            g.add_to(self)
+        elif self.array is None:
+            self.array = g  # shared, maybe: an add passes one array to both inputs
+        else:
+            self.array = self.array + g
+            self.owned = True  # a fresh array
 
     def value(self) -> Any:
         """The complete gradient, one array."""
@@ -43,22 +57,6 @@ class Total:
         dtype = self.factors[0].dtype
         g = g if g.dtype == dtype else g.astype(dtype)
         return g if self.array is None else self.array + g
-
-
-class Whole:
-    """dL/dx as one array of x's shape."""
-
-    __slots__ = ("g",)
-
-    def __init__(self, g: Any) -> None:
-        self.g = g
-
-    def add_to(self, total: Total) -> None:
-        if total.array is None:
-            total.array = self.g  # shared, maybe: an add passes one array to both inputs
-        else:
-            total.array = total.array + self.g
-            total.owned = True  # a fresh array
 
 
 class PartGrad:

@@ -39,7 +39,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from lucid.backends import BACKENDS, fallback
-from lucid.engine.grads import KINDS, Total, Whole
+from lucid.engine.grads import KINDS, Total
 from lucid.shapes import broadcasts_to, fmt, sum_to
 
 
@@ -79,8 +79,8 @@ def _walk(root: Any, seed: Any, rules: Any, keep_grad: bool, capture: dict | Non
     leaves: list = []  # nodes no op made, in the order gradients first reached them
     wanted: list = []
     try:
-        _enqueue(root, rules, heap, made, leaves)
-        Whole(seed).add_to(root._g)
+        _enqueue(root, heap, made, leaves)
+        root._g.add(seed)
         while heap:
             node = heappop(heap)[1]
             g = rules.take(node)  # every contribution has arrived: the sum, through hooks
@@ -89,8 +89,8 @@ def _walk(root: Any, seed: Any, rules: Any, keep_grad: bool, capture: dict | Non
             for parent, pg in zip(node._prev, rules.backward(node, g)):
                 if pg is not None and parent.requires_grad:
                     if parent._g is None:  # the first gradient to reach parent: queue it
-                        _enqueue(parent, rules, heap, made, leaves)
-                    rules.fit(node, parent, pg, g).add_to(parent._g)
+                        _enqueue(parent, heap, made, leaves)
+                    parent._g.add(rules.fit(node, parent, pg, g))
         return wanted + [(leaf, rules.take(leaf)) for leaf in leaves]
     except BaseException:  # an exception (Ctrl-C) mid-walk leaves no gradient in flight
         for node in made + leaves:
@@ -98,13 +98,13 @@ def _walk(root: Any, seed: Any, rules: Any, keep_grad: bool, capture: dict | Non
         raise
 
 
-def _enqueue(node: Any, rules: Any, heap: list, made: list, leaves: list) -> None:
+def _enqueue(node: Any, heap: list, made: list, leaves: list) -> None:
     if node._op is None:
         leaves.append(node)
     else:
         made.append(node)
         heappush(heap, (-node._op.seq, node))
-    node._g = rules.total(node)  # last: a node with a total is always in a list
+    node._g = Total(node)  # last: a node with a total is always in a list
 
 
 def _deliver(wanted: list, rules: Any, capture: dict | None) -> None:
@@ -152,13 +152,10 @@ class ArrayRules:
     def seed(self, root: Any, seed: Any) -> Any:
         return seed
 
-    def total(self, node: Any) -> Total:
-        return Total(BACKENDS[node.device])
-
     def take(self, node: Any) -> Any:
         """Take ``node``'s complete gradient off it, through its hooks."""
         total, node._g = node._g, None
-        g = total.value()
+        g = total.value() if total.factors else total.array
         return _run_hooks(node, g) if node._hooks else g
 
     def backward(self, node: Any, g: Any) -> tuple:
@@ -182,7 +179,7 @@ class ArrayRules:
         gd, pd = pg.dtype, pdata.dtype  # read once: MLX makes a new object per read
         if gd is not pd and gd != pd:
             pg = pg.astype(pd)
-        return Whole(pg)
+        return pg
 
     def keep(self, node: Any, g: Any) -> Any:
         """The new ``.grad`` of a node whose gradient is kept."""

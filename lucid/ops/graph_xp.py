@@ -30,7 +30,7 @@ import numpy as np
 from lucid import types
 from lucid.backends import BACKENDS, BY_XP, backend_for
 from lucid.backends.base import Backend
-from lucid.engine.grads import KINDS, Total, Whole
+from lucid.engine.grads import KINDS
 from lucid.engine.mode import enable_grad
 from lucid.engine.walk import released_error, shape_error
 from lucid.ops.base import FUNCTIONS, Op, apply
@@ -241,9 +241,6 @@ class GraphRules:
     def seed(self, root: Tensor, seed: Any) -> Tensor:
         return _as_tensor(seed, root.device)
 
-    def total(self, node: Tensor) -> Total:
-        return Total(None)  # only Wholes arrive (fit writes parts and factors out)
-
     def take(self, node: Tensor) -> Tensor:
         if node._hooks and node._op is not None:
             raise RuntimeError(
@@ -279,7 +276,7 @@ class GraphRules:
             ) from exc
         return grads
 
-    def fit(self, node: Tensor, parent: Tensor, pg: Any, g: Tensor) -> Whole:
+    def fit(self, node: Tensor, parent: Tensor, pg: Any, g: Tensor) -> Tensor:
         """``pg`` as a Tensor of ``parent``'s shape and dtype (parts and factors written out
         with Lucid ops, broadcast gradients summed down)."""
         if isinstance(pg, KINDS):
@@ -291,7 +288,7 @@ class GraphRules:
             pg = sum_to(_namespace(parent.device), pg, parent.shape)
         if pg.dtype != parent.dtype:
             pg = pg.astype(parent.dtype)
-        return Whole(pg)
+        return pg
 
     def keep(self, node: Tensor, g: Tensor) -> Tensor:
         """A Tensor with its graph, as PyTorch leaves it."""
