@@ -75,34 +75,34 @@ def _walk(root: Any, seed: Any, rules: Any, keep_grad: bool, capture: dict | Non
     """Visit every node that leads back from ``root``, each once, latest-created first;
     returns (node, dL/dnode) for the nodes whose gradient is wanted (kept or captured)."""
     heap: list = []  # nodes made by ops, keyed by -seq (latest first)
-    made: list = []  # the same nodes, in the order gradients first reached them
     leaves: list = []  # nodes no op made, in the order gradients first reached them
     wanted: list = []
+    take, backward, send = rules.take, rules.backward, rules.send
+    node = root
     try:
-        _enqueue(root, heap, made, leaves)
+        _enqueue(root, heap, leaves)
         root._g.add(seed)
         while heap:
             node = heappop(heap)[1]
-            g = rules.take(node)  # every contribution has arrived: the sum, through hooks
+            g = take(node)  # every contribution has arrived: the sum, through hooks
             if (node in capture) if capture is not None else (keep_grad or node.keep_grad):
                 wanted.append((node, g))
-            for parent, pg in zip(node._prev, rules.backward(node, g)):
+            for parent, pg in zip(node._prev, backward(node, g)):
                 if pg is not None and parent.requires_grad:
                     if parent._g is None:  # the first gradient to reach parent: queue it
-                        _enqueue(parent, heap, made, leaves)
-                    parent._g.add(rules.fit(node, parent, pg, g))
-        return wanted + [(leaf, rules.take(leaf)) for leaf in leaves]
+                        _enqueue(parent, heap, leaves)
+                    send(node, parent, pg, g)  # added to what parent has received
+        return wanted + [(leaf, take(leaf)) for leaf in leaves]
     except BaseException:  # an exception (Ctrl-C) mid-walk leaves no gradient in flight
-        for node in made + leaves:
-            node._g = None
+        for n in [node] + [n for _, n in heap] + leaves:
+            n._g = None
         raise
 
 
-def _enqueue(node: Any, heap: list, made: list, leaves: list) -> None:
+def _enqueue(node: Any, heap: list, leaves: list) -> None:
     if node._op is None:
         leaves.append(node)
     else:
-        made.append(node)
         heappush(heap, (-node._op.seq, node))
     node._g = Total(node)  # last: a node with a total is always in a list
 
@@ -159,18 +159,40 @@ class ArrayRules:
         return _run_hooks(node, g) if node._hooks else g
 
     def backward(self, node: Any, g: Any) -> tuple:
-        grads = _local_backward(node, g, self.retain_graph)  # one gradient per input
+        """The node's op turns dL/dnode into one gradient per input (its backward rule), after
+        checking that the values it saved are still the ones it saw (an in-place change since
+        the forward pass is an error); then it drops them, unless the graph is kept."""
+        op = node._op
+        versions = op.versions
+        if versions:  # the inputs it saved must still hold the values it saw
+            saved = node._prev if op.saves_inputs is True else _saved_inputs(node, op)
+            for parent, version in zip(saved, versions):
+                if parent._version != version:
+                    raise _version_error(node, op)
+        elif versions is None:
+            raise released_error(node)
+        if op.saves_output and node._version:
+            raise _version_error(node, op)
+        if op.wants_final:
+            op.final = not self.retain_graph
+        backend = BACKENDS[node.device]
+        if op.fallback and node.device != "cpu":
+            grads = fallback.backward(op, backend, g)
+        else:
+            grads = op.backward(backend.xp, g)
+        if not self.retain_graph:
+            op.release()
         if self.observe is not None:
             xp = BACKENDS[node.device].xp
             self.observe(node, tuple(pg.dense(xp) if isinstance(pg, KINDS) else pg
                                      for pg in grads))
         return grads
 
-    def fit(self, node: Any, parent: Any, pg: Any, g: Any) -> Any:
-        """``pg`` (one input's share of dL/dnode) ready to add to ``parent``'s total: summed
-        down to its shape where it came back broadcast, in its dtype."""
+    def send(self, node: Any, parent: Any, pg: Any, g: Any) -> None:
+        """Add ``pg`` (one input's share of dL/dnode) to ``parent``'s total: summed down to
+        its shape where it came back broadcast, in its dtype."""
         if isinstance(pg, KINDS):
-            return pg  # parts and factors are made for their input's shape and dtype
+            return pg.add_to(parent._g)  # parts and factors are made for their input
         if pg is g and parent._op is None:  # passed through (add): not the leaf's own array
             pg = BACKENDS[parent.device].copy(pg)
         pdata = parent.data
@@ -179,7 +201,7 @@ class ArrayRules:
         gd, pd = pg.dtype, pdata.dtype  # read once: MLX makes a new object per read
         if gd is not pd and gd != pd:
             pg = pg.astype(pd)
-        return pg
+        parent._g.add(pg)
 
     def keep(self, node: Any, g: Any) -> Any:
         """The new ``.grad`` of a node whose gradient is kept."""
@@ -230,33 +252,6 @@ def released_error(node: Any) -> RuntimeError:
         "earlier backward(). Pass retain_graph=True to that first backward() if you need to "
         "run backward through the same graph again."
     )
-
-
-def _local_backward(node: Any, g: Any, retain_graph: bool) -> tuple[Any, ...]:
-    """The node's op turns dL/dnode into one gradient per input (its backward rule), after
-    checking that the values it saved are still the ones it saw (an in-place change since the
-    forward pass is an error); then it drops them, unless the graph is kept."""
-    op = node._op
-    versions = op.versions
-    if versions:  # the inputs it saved must still hold the values it saw
-        saved = node._prev if op.saves_inputs is True else _saved_inputs(node, op)
-        for parent, version in zip(saved, versions):
-            if parent._version != version:
-                raise _version_error(node, op)
-    elif versions is None:
-        raise released_error(node)
-    if op.saves_output and node._version:
-        raise _version_error(node, op)
-    if op.wants_final:
-        op.final = not retain_graph
-    backend = BACKENDS[node.device]
-    if op.fallback and node.device != "cpu":
-        grads = fallback.backward(op, backend, g)
-    else:
-        grads = op.backward(backend.xp, g)
-    if not retain_graph:
-        op.release()
-    return grads
 
 
 def _saved_inputs(node: Any, op: Any) -> Any:

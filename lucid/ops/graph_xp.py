@@ -276,9 +276,9 @@ class GraphRules:
             ) from exc
         return grads
 
-    def fit(self, node: Tensor, parent: Tensor, pg: Any, g: Tensor) -> Tensor:
-        """``pg`` as a Tensor of ``parent``'s shape and dtype (parts and factors written out
-        with Lucid ops, broadcast gradients summed down)."""
+    def send(self, node: Tensor, parent: Tensor, pg: Any, g: Tensor) -> None:
+        """Add ``pg`` to ``parent``'s total as a Tensor of its shape and dtype (parts and
+        factors written out with Lucid ops, broadcast gradients summed down)."""
         if isinstance(pg, KINDS):
             pg = pg.dense(_namespace(parent.device))
         pg = _as_tensor(pg, parent.device)
@@ -288,7 +288,7 @@ class GraphRules:
             pg = sum_to(_namespace(parent.device), pg, parent.shape)
         if pg.dtype != parent.dtype:
             pg = pg.astype(parent.dtype)
-        return pg
+        parent._g.add(pg)
 
     def keep(self, node: Tensor, g: Tensor) -> Tensor:
         """A Tensor with its graph, as PyTorch leaves it."""
