@@ -1,13 +1,13 @@
 """Lucid: a small, complete deep-learning framework written to be read.
 
-Layers, bottom-up (imports flow one way):  types (dtypes) -> backends -> autograd (mode and
-the backward walk) -> tensor -> ops (the catalogue) -> creation/random -> nn -> optim/data ->
-models.
+Layers, bottom-up (imports flow one way):  types (dtypes) -> backends -> engine (grad mode
+and the backward walk) -> tensor -> ops (the catalogue) -> autograd (grad, gradcheck) ->
+creation/random -> linalg/einops -> nn -> optim/data -> models.
 """
 
 from lucid import types
-from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
-from lucid.autograd.mode import inference_mode, set_grad_enabled
+from lucid.engine.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
+from lucid.engine.mode import inference_mode, set_grad_enabled
 from lucid.tensor import Size, Tensor, tensor
 from lucid.types import (
     Bool,
@@ -55,6 +55,7 @@ globals().update(types.PYTORCH_NAMES)
 from lucid import autograd  # noqa: E402
 from lucid import linalg  # noqa: E402  (lucid.linalg.inv, .svd, ...: matrix functions)
 from lucid import distributed  # noqa: E402  (collectives on MLX's distributed engine)
+from lucid import einops  # noqa: E402  (lucid.einops.rearrange, ...: einops on Lucid ops)
 from lucid import nn  # noqa: E402
 from lucid import data, optim  # noqa: E402
 from lucid import models  # noqa: E402
@@ -62,12 +63,3 @@ from lucid import utils  # noqa: E402  (lucid.utils.data: torch.utils.data's nam
 from lucid.serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str):
-    # lucid.einops is loaded on first use (it imports the einops package)
-    if name == "einops":
-        import importlib
-
-        return importlib.import_module("lucid.einops")
-    raise AttributeError(f"module 'lucid' has no attribute {name!r}")

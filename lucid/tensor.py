@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from lucid import types
-from lucid.autograd import engine
 from lucid.backends import check_device, get_backend
 from lucid.cost import Cost, total_cost
+from lucid.engine.walk import nodes_below
 from lucid.shapes import fmt
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -386,49 +386,7 @@ class Tensor:
             backend.evaluate(self.data, self.grad)
         return self
 
-    # -- autograd ------------------------------------------------------------------------
-    def backward(
-        self, grad: Any = None, keep_grad: bool = False, retain_graph: bool | None = None,
-        create_graph: bool = False, *, gradient: Any = None,
-    ) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
-
-        With no ``grad`` the seed is ones of this tensor's shape (Lucid's semantics: the same
-        as ``self.sum().backward()``).  ``keep_grad=True`` keeps intermediate gradients for
-        this call; ``retain_graph=True`` keeps the graph for another backward.
-        ``create_graph=True`` records the backward pass itself: each ``.grad`` is then a
-        Tensor with a graph (differentiate it again: a gradient penalty, a Hessian-vector
-        product); the graph is kept (``retain_graph`` defaults to ``create_graph``, as in
-        PyTorch).  ``gradient=`` is PyTorch's name for ``grad``.
-        """
-        if gradient is not None:
-            if grad is not None:
-                raise TypeError("backward(): got both grad and gradient= (PyTorch's name for "
-                                "it); give one of them")
-            grad = gradient
-        if retain_graph is None:
-            retain_graph = create_graph
-        if not self.requires_grad:
-            raise RuntimeError(
-                "backward(): this tensor does not require grad, so no graph was recorded for "
-                f"it (shape {fmt(self.shape)}, op {self.op_name}). Create the inputs with "
-                "requires_grad=True and run the forward pass outside lucid.no_grad()."
-            )
-        backend = get_backend(self.device)
-        if grad is None:
-            seed = backend.xp.ones_like(self.data)
-        else:
-            seed = grad.data if isinstance(grad, Tensor) else backend.asarray(grad)
-            if tuple(seed.shape) != self.shape:
-                raise ValueError(
-                    f"backward(): grad has shape {fmt(tuple(seed.shape))} but the tensor has "
-                    f"shape {fmt(self.shape)}; they must match."
-                )
-            if seed.dtype != self.data.dtype:
-                seed = seed.astype(self.data.dtype)
-        engine.run_backward(self, seed, keep_grad=keep_grad, retain_graph=retain_graph,
-                            create_graph=create_graph)
-
+    # -- autograd (``backward`` is attached by the op layer: lucid/ops/backward.py) ---------
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is complete during backward.
 
@@ -460,8 +418,8 @@ class Tensor:
         below this tensor: every op's count added as it is -- multiply-adds (MACs) of
         matmul/linear/conv and the FLOPs of every other op.  :attr:`cost` keeps the two apart.
 
-        Walks ``_prev`` iteratively and counts each node once, so a tensor reused along two
-        paths is not counted twice.
+        Counts each node once (:func:`~lucid.engine.walk.nodes_below`), so a tensor reused
+        along two paths is not counted twice.
         """
         return self.cost.seed_count
 
@@ -470,18 +428,7 @@ class Tensor:
         """The forward work recorded for the graph below this tensor in honest units:
         ``Cost(macs=..., flops=...)``; ``str(y.cost)`` reads ``'60 MACs + 45 FLOPs'`` and
         ``y.cost.in_flops`` gives everything in FLOPs (see :mod:`lucid.cost`)."""
-        ops = []
-        seen = {id(self)}
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            if node._op is not None:
-                ops.append(node._op)
-            for parent in node._prev:
-                if id(parent) not in seen:
-                    seen.add(id(parent))
-                    stack.append(parent)
-        return total_cost(ops)
+        return total_cost([node._op for node in nodes_below(self) if node._op is not None])
 
     # -- Python protocol -----------------------------------------------------------------
     __hash__ = object.__hash__  # __eq__ is elementwise; identity hashing keeps sets working

@@ -4,7 +4,7 @@
 see: the op, shape, logical dtype, device, forward and backward FLOPs, activation bytes, and the
 node's role (input, parameter, buffer, constant, intermediate, output).  ``trace(model, x)`` also
 runs the model and names parameters by their module path and each op by the module call it ran
-in (read from the recorder of :func:`lucid.autograd.mode.record_ops`, never from hooks).
+in (read from the recorder of :func:`lucid.engine.mode.record_ops`, never from hooks).
 
 A recurrent layer's ops also carry the time step that made them (``Node.step``, from the step
 marks of the recorder), and an op of a module called several times which call it was
@@ -12,7 +12,7 @@ marks of the recorder), and an op of a module called several times which call it
 
 Ids are positions in a deterministic walk (``n0`` is a leaf, the output comes last), never
 ``id()`` or memory addresses, so the same seeded run always gives the same picture.
-``Graph.order`` is the backward walk's own order (``lucid.autograd.engine.topological_order``),
+``Graph.order`` is the backward walk's own order (``lucid.engine.walk.topological_order``),
 so a stepper replays exactly what ``backward()`` does.
 """
 
@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lucid.autograd.engine import run_backward, topological_order
-from lucid.autograd.mode import record_ops
-from lucid.autograd.recorder import Recorder
 from lucid.backends import get_backend
 from lucid.cost import Cost
+from lucid.engine.mode import record_ops
+from lucid.engine.recorder import Recorder
+from lucid.engine.walk import nodes_below, run_backward, topological_order
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.tensor import Tensor
 
@@ -35,7 +35,7 @@ __all__ = ["Node", "Edge", "Graph", "Step", "summed_axes", "trace", "trace_model
 @dataclass(frozen=True)
 class Step:
     """The time step of a loop an op ran in, as the layer running the loop marked it
-    (:meth:`lucid.autograd.recorder.Recorder.begin_step`).
+    (:meth:`lucid.engine.recorder.Recorder.begin_step`).
 
     ``module`` and ``call`` name the module call running the loop (``"lstm"``, its first
     call); ``loop`` which of its loops (``""`` for its only one, ``"layer 1 reverse"``); ``t``
@@ -183,26 +183,6 @@ class Graph:
         return total
 
 
-def _walk(root: Tensor) -> list[Tensor]:
-    """Every node below ``root`` once, each after its inputs (iterative post-order DFS)."""
-    order: list[Tensor] = []
-    seen: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for parent in reversed(node._prev):  # reversed: inputs are visited left to right
-            if id(parent) not in seen:
-                stack.append((parent, False))
-    return order
-
-
 def _nbytes(t: Tensor) -> int:
     data = t.data
     nbytes = getattr(data, "nbytes", None)
@@ -228,7 +208,7 @@ def trace(target: Any, *inputs: Any) -> Graph:
 
 def trace_model(model: Any, *inputs: Any) -> tuple[Graph, dict[str, str]]:
     """``trace(model, *inputs)`` and the class name of every module path that ran ("" is the
-    model itself), from one recorded run (:func:`lucid.autograd.mode.record_ops`)."""
+    model itself), from one recorded run (:func:`lucid.engine.mode.record_ops`)."""
     if not callable(model):
         raise TypeError(f"trace: expected a Tensor or a model, got {type(model).__name__}")
     names: dict[int, tuple[str, str]] = {}
@@ -293,7 +273,7 @@ def _traffic(op: Any) -> dict[str, Any]:
 
 def _build(root: Tensor, names: dict[int, tuple[str, str]],
            marks: dict[int, tuple[int, Step | None]] | None = None) -> Graph:
-    tensors = _walk(root)
+    tensors = nodes_below(root)
     ids = {id(t): f"n{i}" for i, t in enumerate(tensors)}
     nodes: list[Node] = []
     edges: list[Edge] = []

@@ -7,7 +7,7 @@
     loss = loss_fn(model(x), y)
     loss
 
-The code runs in the notebook's namespace inside :func:`lucid.autograd.mode.record_ops`, so
+The code runs in the notebook's namespace inside :func:`lucid.engine.mode.record_ops`, so
 every op is counted and kept, in order, on the recorder's tape, and every module call is noted
 with the stretch of the tape it ran: a module's row is everything that ran inside its call,
 children included.  Top-level modules are named by the notebook variable that holds them
@@ -31,9 +31,10 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from lucid.autograd.mode import record_ops
-from lucid.autograd.recorder import Recorder
 from lucid.cost import Cost, op_cost
+from lucid.engine.mode import record_ops
+from lucid.engine.recorder import Recorder
+from lucid.engine.walk import nodes_below
 from lucid.tensor import Tensor
 
 __all__ = ["FlopsReport", "OpRow", "ModuleRow", "count_source", "load_ipython_extension"]
@@ -194,15 +195,7 @@ def _backward_set(tape: list[Tensor], value: Any) -> set[int] | None:
     """ids of the results a backward from ``value`` would visit; None: count every op."""
     if not (isinstance(value, Tensor) and value.requires_grad and value.size == 1):
         return None
-    seen = {id(value)}
-    stack = [value]
-    while stack:
-        t = stack.pop()
-        for parent in t._prev:
-            if parent.requires_grad and id(parent) not in seen:
-                seen.add(id(parent))
-                stack.append(parent)
-    return seen
+    return {id(t) for t in nodes_below(value, grad_only=True)}
 
 
 def _report(rec: Recorder, value: Any, backward: bool, depth: int | None) -> FlopsReport:

@@ -7,7 +7,7 @@ reports what each op's backward rule sends to its inputs.  Nothing is recomputed
 nothing lands in any ``.grad``: the replay is a look, not a training step.
 
 Frame ``k`` is the ``k``-th node of the walk's order (``Graph.order``, which is
-``lucid.autograd.engine.topological_order``): the node being processed, its op's local
+``lucid.engine.walk.topological_order``): the node being processed, its op's local
 derivative rule (the first paragraph of the op class's docstring, where each op states it),
 the gradient arriving, the gradients leaving along each input edge -- and, where an input was
 broadcast in the forward pass, the sum that brings its gradient back to the input's shape, with
@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.engine import run_backward
 from lucid.backends import BACKENDS, get_backend
 from lucid.cost import Cost
+from lucid.engine.walk import run_backward
 from lucid.shapes import broadcasts_to, sum_to
 from lucid.tensor import Tensor
 from lucid_viz import fit, graphviz_bin, render

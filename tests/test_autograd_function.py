@@ -166,7 +166,7 @@ def test_inside_a_module_it_is_one_op_of_the_model():
             return Legendre3.apply(self.fc(x))
 
     net = Net()
-    with lucid.autograd.mode.record_ops() as rec:
+    with lucid.engine.mode.record_ops() as rec:
         net(lucid.Tensor(X))
     names = [type(t._op).__name__ for t in rec.ops]
     assert names.count("Legendre3") == 1 and "pow" not in " ".join(names).lower()

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.autograd.engine import run_backward
 from lucid.cost import Cost, op_cost, total_cost
+from lucid.engine.walk import run_backward
 from tests.specs import ALL_SPECS
 
 # Every spec row with a FLOPs hand count whose op takes two or more float inputs.

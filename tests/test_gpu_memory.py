@@ -2,7 +2,7 @@
 
 MLX records work lazily.  Without evaluation every step's update would hang on the previous
 step's unevaluated graph, so the graph -- and the process -- would grow with every step.  The
-contract (SPEC §2): ``loss.eval()`` before ``backward()`` and ``lucid.evaluate(*params)`` after
+contract: ``loss.eval()`` before ``backward()`` and ``lucid.evaluate(*params)`` after
 each update (what optimizers do) keep one step's graph at most.  Checked for a spelled-out SGD
 and for ``lucid.optim`` optimizers whose state (momentum, moments) must be evaluated as well.
 """

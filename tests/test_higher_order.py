@@ -9,12 +9,7 @@ import pytest
 import lucid
 from lucid.autograd import functional as AF
 from lucid.autograd import grad, gradcheck, gradgradcheck
-from lucid.ops.graph_xp import NotTwiceDifferentiable
 from tests.specs import ALL_SPECS
-
-# The ops whose backward rule cannot run on Lucid ops yet, each with its reason on the class
-# (``twice_differentiable_why``): a new one must be added here knowingly.  None today.
-NOT_TWICE: set[str] = set()
 
 ROWS = [s for s in ALL_SPECS if s.grad]
 
@@ -23,41 +18,11 @@ def _inputs(arrays):
     return [lucid.Tensor(a, requires_grad=np.issubdtype(a.dtype, np.floating)) for a in arrays]
 
 
-def _ops(spec, arrays):
-    """Every op recorded by one call of the row's function."""
-    outs = spec.fn(*_inputs(arrays))
-    stack, seen, ops = list(outs if isinstance(outs, tuple) else (outs,)), set(), []
-    while stack:
-        t = stack.pop()
-        if id(t) in seen or t._op is None:
-            continue
-        seen.add(id(t))
-        ops.append(t._op)
-        stack.extend(t._prev)
-    return ops
-
-
-def _not_twice(spec, arrays):
-    """Names of the ops of the row that are not twice differentiable."""
-    return {type(op).name for op in _ops(spec, arrays) if not op.twice_differentiable}
-
-
 @pytest.mark.parametrize("spec", ROWS, ids=[s.id for s in ROWS])
-def test_gradgradcheck_every_op_that_is_twice_differentiable(spec):
+def test_gradgradcheck_every_op(spec):
+    """Every op's backward rule runs on Lucid ops, so every op is twice differentiable."""
     arrays = spec.samples[min(2, len(spec.samples) - 1)]
-    blocked = _not_twice(spec, arrays)
-    if not blocked:
-        assert gradgradcheck(spec.fn, *_inputs(arrays), eps=1e-6, atol=1e-4, rtol=1e-3)
-    else:
-        assert blocked <= NOT_TWICE
-        with pytest.raises(NotTwiceDifferentiable,
-                           match=rf"^({'|'.join(blocked)}): create_graph=True"):
-            gradgradcheck(spec.fn, *_inputs(arrays))
-
-
-def test_the_list_of_ops_that_are_not_twice_differentiable_is_exact():
-    seen = set().union(*(_not_twice(s, s.samples[0]) for s in ROWS))
-    assert seen == NOT_TWICE
+    assert gradgradcheck(spec.fn, *_inputs(arrays), eps=1e-6, atol=1e-4, rtol=1e-3)
 
 
 def test_gradgradcheck_catches_a_wrong_second_derivative():

@@ -88,8 +88,9 @@ def test_setitem_leaves_earlier_views_untouched():
 
 def test_setitem_refused_in_grad_mode_when_grad_is_required():
     x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"__setitem__: in-place update of a tensor that "
-                                           r"requires grad \(shape \(3,\)\)\..*no_grad"):
+    with pytest.raises(RuntimeError, match=r"__setitem__: a leaf Variable that requires grad is "
+                                           r"being used in an in-place operation \(shape "
+                                           r"\(3,\)\)\..*no_grad"):
         x[0] = 5.0
     assert x._version == 0 and x.tolist() == [1.0, 2.0, 3.0]
     plain = lucid.zeros(3)

@@ -114,3 +114,29 @@ def test_shape_and_dtype_refusals_leave_the_tensor_unchanged():
     assert x._version == 0 and i._version == 0
     i.add_(2)  # an int into an int tensor fits
     assert i.tolist() == [3, 4, 5]
+
+
+# -- one path: operators, x[i] = v and the methods share the dtype rule and the version bump ----
+
+@pytest.mark.parametrize("update", [lambda x: x.add_(2.5), lambda x: x.__iadd__(2.5),
+                                    lambda x: x.__isub__(0.5), lambda x: x.__imul__(1.5),
+                                    lambda x: x.__itruediv__(2)],
+                         ids=["add_", "+=", "-=", "*=", "/="])
+def test_float_into_an_integer_tensor_is_refused_by_every_inplace_form(update):
+    x = lucid.tensor([1, 2, 3])
+    with pytest.raises(TypeError, match=r"Float64 values do not fit Int64 \(NumPy's same_kind "
+                                        r"rule\)"):
+        update(x)
+    assert x.tolist() == [1, 2, 3] and x._version == 0
+
+
+def test_operators_and_setitem_bump_the_version_as_the_methods_do():
+    x = lucid.tensor([1, 2, 3])
+    x += 2
+    x *= 3
+    x[1] = 0
+    x.sub_(1)
+    assert x.tolist() == [8, -1, 14] and x._version == 4
+    assert x.dtype == lucid.Int64
+    x[0] = 7.9  # x[i] = v casts as copy_ does (NumPy and PyTorch alike)
+    assert x.tolist() == [7, -1, 14] and x._version == 5

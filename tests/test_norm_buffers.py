@@ -1,5 +1,5 @@
-"""BatchNorm's buffers change only when a training forward pass succeeds (SPEC: a call that
-raises leaves parameters, buffers and modes as they were)."""
+"""BatchNorm's buffers change only when a training forward pass succeeds (the promise: a
+call that raises leaves parameters, buffers and modes as they were)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import pytest
 
 import lucid
 import lucid.nn as nn
-from lucid.autograd.mode import MODE, record_ops
+from lucid.engine.mode import MODE, record_ops
 
 
 class Block(nn.Module):
@@ -166,7 +166,7 @@ def test_a_step_left_open_ends_with_its_call_and_marks_outside_calls_work():
 
 
 def test_no_recorder_no_step_marks(monkeypatch):
-    from lucid.autograd.recorder import Recorder
+    from lucid.engine.recorder import Recorder
 
     def refuse(*args):
         raise AssertionError("a step was marked with no recorder on")

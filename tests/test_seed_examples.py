@@ -48,7 +48,7 @@ def test_seed_002_count_flops_then_read_y_flops():
 
 
 def test_spec_acceptance_snippets_run_as_written():
-    """SPEC.md's list of seed snippets that must run as written, import paths included."""
+    """The product's seed snippets must run as written, import paths included."""
     import lucid.nn as nn
     from lucid.data import TensorDataset
     from lucid.models.imgclf.resnet import resnet_18

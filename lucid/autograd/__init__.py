@@ -1,13 +1,15 @@
-"""Autograd: the backward walk, grad mode, ``grad`` and ``gradcheck``.
-
-``engine.py`` holds the walk; this package adds the functional ``grad`` (with
-``create_graph=True``: gradients that can be differentiated again), ``gradcheck`` and
-``gradgradcheck``, and ``lucid.autograd.functional``: ``jacobian``, ``hessian``, ``vjp``,
-``jvp`` and ``hvp``, as PyTorch's ``torch.autograd.functional``; and ``Function``, PyTorch's
-API for an operation of your own (``forward(ctx, ...)``, ``backward(ctx, grad)``).
+"""Autograd's functions above the ops: ``grad`` (with ``create_graph=True``: gradients that
+can be differentiated again), ``gradcheck`` and ``gradgradcheck``, and
+``lucid.autograd.functional``: ``jacobian``, ``hessian``, ``vjp``, ``jvp`` and ``hvp``, as
+PyTorch's ``torch.autograd.functional``; and ``Function``, PyTorch's API for an operation of
+your own (``forward(ctx, ...)``, ``backward(ctx, grad)``).  The walk they run and the grad mode
+switches sit below the Tensor, in ``lucid.engine``.
 """
 
-from lucid.autograd.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
+from lucid.engine.mode import count_flops, enable_grad, flops_enabled, grad_enabled, no_grad
+from lucid.autograd import functional
+from lucid.autograd.functional import GradcheckError, grad, gradcheck, gradgradcheck
+from lucid.autograd.function import Function, FunctionCtx, Variable, once_differentiable
 
 __all__ = [
     "count_flops",
@@ -17,6 +19,7 @@ __all__ = [
     "once_differentiable",
     "Variable",
     "flops_enabled",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",
@@ -24,18 +27,3 @@ __all__ = [
     "grad_enabled",
     "no_grad",
 ]
-
-
-def __getattr__(name: str):
-    # grad/gradcheck need Tensor, which sits above this package; load them on first use.
-    if name in ("grad", "gradcheck", "gradgradcheck", "GradcheckError", "functional"):
-        import importlib
-
-        functional = importlib.import_module("lucid.autograd.functional")
-        return functional if name == "functional" else getattr(functional, name)
-    # your own op, PyTorch's way (on lucid.ops.Op)
-    if name in ("Function", "FunctionCtx", "once_differentiable", "Variable"):
-        import importlib
-
-        return getattr(importlib.import_module("lucid.autograd.function"), name)
-    raise AttributeError(name)

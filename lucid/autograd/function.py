@@ -44,7 +44,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from lucid.autograd.mode import (
+from lucid.backends import backend_for
+from lucid.cost import Cost
+from lucid.engine.mode import (
     MODE,
     count_flops,
     enable_grad,
@@ -52,8 +54,6 @@ from lucid.autograd.mode import (
     grad_enabled,
     no_grad,
 )
-from lucid.backends import backend_for
-from lucid.cost import Cost
 from lucid.ops.base import Op, apply
 from lucid.tensor import Tensor
 

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd import engine
-from lucid.autograd.mode import enable_grad, no_grad
 from lucid.backends import get_backend
+from lucid.engine.mode import enable_grad, no_grad
+from lucid.engine.walk import run_backward
+from lucid.ops import FUNCTIONS
+from lucid.ops.graph_xp import GraphRules
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import Float64, to_numeric_type
@@ -56,8 +58,8 @@ def grad(
             seed = seed.data
         capture: dict = {t: None for t in ins}
         last = k == len(outs) - 1
-        engine.run_backward(out, seed, retain_graph=retain_graph or not last, capture=capture,
-                            create_graph=create_graph)
+        run_backward(out, seed, retain_graph=retain_graph or not last, capture=capture,
+                     rules=GraphRules() if create_graph else None)
         for i, t in enumerate(ins):
             g = capture[t]
             if g is not None:
@@ -145,24 +147,8 @@ def gradcheck(
     for i, a in zip(checked, analytic):
         t = inputs[i]
         a = np.zeros(t.shape) if a is None else np.asarray(a.numpy(), dtype=np.float64)
-        backend = get_backend(t.device)
-        original = t.data
-        host = backend.to_numpy(original)  # perturbed on the host, then put back on t's device
-        numeric = np.zeros(t.shape)
-        flat = numeric.reshape(-1)
-        try:
-            for j in range(t.size):
-                plus = host.copy()
-                plus.reshape(-1)[j] += eps
-                t.data = backend.asarray(plus, dtype=original.dtype)
-                f_plus = objective()
-                minus = host.copy()
-                minus.reshape(-1)[j] -= eps
-                t.data = backend.asarray(minus, dtype=original.dtype)
-                f_minus = objective()
-                flat[j] = (f_plus - f_minus) / (2 * eps)
-        finally:
-            t.data = original
+        numeric = np.array([(up - down) / (2 * eps) for up, down in
+                            _central_values(t, eps, objective)]).reshape(t.shape)
         bad = np.abs(a - numeric) > atol + rtol * np.abs(numeric)
         if bad.any():
             k = np.unravel_index(int(np.argmax(np.abs(a - numeric) * bad)), t.shape)
@@ -215,30 +201,42 @@ def gradgradcheck(
         return gradcheck(lambda *xs: tuple(g for g in first(*xs) if g.requires_grad), *inputs,
                          eps=eps, atol=atol, rtol=rtol, seed=seed + 1)
     # the first derivatives were recorded as constants: their finite differences must be 0
+    def gradients() -> list:
+        return [g.numpy() for g in first(*inputs)]
+
     for i in checked:
-        t = inputs[i]
-        original = t.data
-        backend = get_backend(t.device)
-        host = backend.to_numpy(original)
-        try:
-            for j in range(t.size):
-                moved = []
-                for step in (eps, -eps):
-                    shifted = host.copy()
-                    shifted.reshape(-1)[j] += step
-                    t.data = backend.asarray(shifted, dtype=original.dtype)
-                    moved.append([g.numpy() for g in first(*inputs)])
-                for up, down in zip(*moved):
-                    slope = np.max(np.abs(up - down), initial=0.0) / (2 * eps)
-                    if slope > atol:
-                        raise GradcheckError(
-                            f"gradgradcheck: the gradient was recorded as a constant, but it "
-                            f"changes when input {i} moves at index {j} (slope {slope:.6g}): "
-                            "its second derivative is not 0, so a backward rule leaves the "
-                            "graph (a float() or an array where a Tensor op belongs)")
-        finally:
-            t.data = original
+        for j, (ups, downs) in enumerate(_central_values(inputs[i], eps, gradients)):
+            for up, down in zip(ups, downs):
+                slope = np.max(np.abs(up - down), initial=0.0) / (2 * eps)
+                if slope > atol:
+                    raise GradcheckError(
+                        f"gradgradcheck: the gradient was recorded as a constant, but it "
+                        f"changes when input {i} moves at index {j} (slope {slope:.6g}): "
+                        "its second derivative is not 0, so a backward rule leaves the "
+                        "graph (a float() or an array where a Tensor op belongs)")
     return True
+
+
+def _central_values(t: Tensor, eps: float, evaluate: Callable[[], Any]) -> list[tuple]:
+    """The finite-difference loop both checks share: for each element j of ``t``,
+    ``(evaluate() at x + eps e_j, evaluate() at x - eps e_j)``.  Each shifted copy is made on
+    the host and put on ``t``'s device; ``t`` gets its own values back afterwards."""
+    backend = get_backend(t.device)
+    original = t.data
+    host = backend.to_numpy(original)
+    values = []
+    try:
+        for j in range(t.size):
+            pair = []
+            for step in (eps, -eps):
+                shifted = host.copy()
+                shifted.reshape(-1)[j] += step
+                t.data = backend.asarray(shifted, dtype=original.dtype)
+                pair.append(evaluate())
+            values.append(tuple(pair))
+    finally:
+        t.data = original
+    return values
 
 
 # -- PyTorch's torch.autograd.functional: Jacobians, Hessians and their products ---------------
@@ -338,7 +336,7 @@ def _stack_rows(rows: list[Tensor], out_shape: tuple[int, ...],
                 in_shape: tuple[int, ...]) -> Tensor:
     """Rows d out_k / d x, each of x's shape, as one Tensor of shape out_shape + in_shape
     (kept as a graph when the rows have one: stacked by the ``stack`` op)."""
-    stacked = engine.GRAPH_XP.stack(rows)
+    stacked = FUNCTIONS["stack"](rows)
     return stacked.reshape(out_shape + in_shape)
 
 

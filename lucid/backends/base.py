@@ -46,7 +46,7 @@ class Backend:
     #: this backend's floating-point dtypes (a set test is cheaper than building a Numeric)
     float_dtypes: frozenset = frozenset()
     #: the matrix factorisations (inv, solve, qr, svd, eigh, ...) behind one spelling
-    #: (lucid/backends/linalg.py)
+    #: (lucid/backends/lapack.py)
     linalg: Any
     #: the most elements an array may have here; a backend with a limit (MLX) is also never
     #: handed an empty array (lucid/backends/fallback.py, ``run_within_limits``).  None: no

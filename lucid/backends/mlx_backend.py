@@ -18,7 +18,7 @@ import mlx.core as mx
 import numpy as np
 
 from lucid.backends.base import Backend, host_index_error, warn_user
-from lucid.backends.linalg import MLXLinalg
+from lucid.backends.lapack import MLXLinalg
 
 
 class GPUNotAvailableWarning(UserWarning):

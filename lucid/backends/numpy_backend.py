@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends.base import Backend
-from lucid.backends.linalg import NumpyLinalg
+from lucid.backends.lapack import NumpyLinalg
 
 
 class NumpyBackend(Backend):

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from lucid import random as lucid_random
-from lucid.autograd.mode import grad_enabled
 from lucid.backends import get_backend
 from lucid.data.sampler import _numpy_rng
+from lucid.engine.mode import grad_enabled
 from lucid.ops import stack
 from lucid.shapes import fmt
 from lucid.tensor import Tensor

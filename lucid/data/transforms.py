@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from lucid import random as lucid_random
-from lucid.autograd.mode import grad_enabled
+from lucid.engine.mode import grad_enabled
 from lucid.tensor import Tensor
 from lucid.types import Float32
 

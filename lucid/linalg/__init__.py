@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.backends.linalg import LinAlgError  # raised for singular / indefinite matrices
+from lucid.backends.lapack import LinAlgError  # raised for singular / indefinite matrices
 from lucid.creation import eye, zeros
 from lucid.ops import decomp
 from lucid.ops.base import apply, extra_output, numel

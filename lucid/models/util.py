@@ -1,6 +1,6 @@
 """``summarize(model, input_shape)``: a per-layer table of shapes, parameters and counts.
 
-The model runs once on zeros inside :func:`lucid.autograd.mode.record_ops`, whose recorder
+The model runs once on zeros inside :func:`lucid.engine.mode.record_ops`, whose recorder
 notes each module call and the ops it ran; each call of a leaf module (one without children)
 is a row, so each op's count is credited to exactly one layer.  ``depth=k`` lists the modules
 ``k`` levels down instead (``layer1`` is level 1, ``layer1.0`` level 2), and the layers above
@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lucid.autograd.mode import no_grad, record_ops
 from lucid.cost import CONVENTION, Cost, total_cost
 from lucid.creation import zeros
+from lucid.engine.mode import no_grad, record_ops
 from lucid.nn.parallel import DistributedDataParallel
 from lucid.tensor import Tensor
 

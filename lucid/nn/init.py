@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from lucid import random
-from lucid.autograd.mode import no_grad
+from lucid.engine.mode import no_grad
 from lucid.shapes import fmt
 from lucid.tensor import InPlaceArray, Tensor
 

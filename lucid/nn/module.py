@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lucid.autograd.mode import MODE
+from lucid.engine.mode import MODE
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.shapes import fmt
 from lucid.tensor import InPlaceArray, RemovableHandle, Tensor

@@ -7,22 +7,23 @@ the classes (``FUNCTIONS``) become this package's names (``lucid.ops.exp``, re-e
 
 from lucid.ops import (  # noqa: F401  (each import registers a family)
     activation,
+    contraction,
     conv,
-    counting,
     decomp,
     device,
     elementwise,
     indexing,
-    linalg,
     loss,
+    nonzero_unique_histogram,
     recurrent,
     reduction,
     shape,
 )
 from lucid.ops.base import FUNCTIONS, REGISTRY, Op, apply, public
 from lucid.ops import inplace  # noqa: F401,E402  (x.add_(), x.zero_(), ...: in-place methods)
-from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
 from lucid.ops import graph_xp  # noqa: F401,E402  (backward rules on Lucid ops: create_graph)
+from lucid.ops import backward  # noqa: F401,E402  (Tensor.backward: seeds the walk)
+from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
 from lucid.ops import pytorch  # noqa: F401,E402  (PyTorch's spellings: dim=, x.view, cat ...)
 
 globals().update(FUNCTIONS)

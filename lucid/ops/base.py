@@ -1,6 +1,6 @@
 """The ``Op`` base class, the catalogue's registries and the dispatcher ``apply``.
 
-One operation is one class holding everything about it (STYLE #1): its name, its public
+One operation is one class holding everything about it: its name, its public
 function, whether it is a Tensor method, the values it keeps for backward, forward, backward
 and FLOPs::
 
@@ -39,8 +39,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from lucid.autograd.mode import MODE
 from lucid.backends import BACKENDS, fallback
+from lucid.engine.mode import MODE
 from lucid.shapes import fmt
 from lucid.tensor import _PY_SCALARS, Tensor
 from lucid.types import Float32, Float64, to_numeric_type
@@ -104,10 +104,6 @@ class Op:
 
     # -- how it runs ---------------------------------------------------------------------
     differentiable: ClassVar[bool] = True
-    #: its backward rule can run on Lucid ops (``create_graph=True``: second derivatives);
-    #: where not, ``twice_differentiable_why`` says why
-    twice_differentiable: ClassVar[bool] = True
-    twice_differentiable_why: ClassVar[str] = ""
     #: gradients may come back at the broadcast shape and are summed down to the input's shape
     broadcasts: ClassVar[bool] = False
     #: the "gpu" backend lacks this op: run it with NumPy and move the result (warns once)
@@ -463,26 +459,13 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
             logical = a._dtype
     if device != "cpu" and op.numpy_dtypes:
         data, logical = _numpy_result_dtype(op, args, data, logical)
-    out = _new(Tensor)  # Tensor._wrap, spelled out: this runs once per op
-    out.data = data
-    out._grad = None
-    out.requires_grad = requires and MODE.grad and op.differentiable
-    out.keep_grad = False
-    out.device = device
-    out._prev = ()
-    out._op = None
-    out._version = 0
-    out._hooks = None
-    out._g = None
+    out = Tensor._wrap(data, device, requires and MODE.grad and op.differentiable)
     out._free = free
-    out._dtype = None if logical is None else _logical_result(logical, data)
-    out.name = None
+    if logical is not None:
+        out._dtype = _logical_result(logical, data)
     if out.requires_grad or MODE.flops:
         _record(op, out, args)
     return out
-
-
-_new = object.__new__
 
 
 def extra_output(array: Any, like: Tensor) -> Tensor:

@@ -23,7 +23,7 @@ has one output.  ``lucid.linalg`` cuts the packed tensor into its factors with `
 backward receives all the factors' gradients at once (zeros for a factor that was not used).
 
 Device: on "gpu" these ops call ``mlx.core.linalg`` on MLX's CPU stream (MLX computes its
-factorisations only there), through ``backend.linalg`` (lucid/backends/linalg.py), which
+factorisations only there), through ``backend.linalg`` (lucid/backends/lapack.py), which
 also makes MLX raise on a singular or indefinite matrix like NumPy does.
 
 FLOPs convention: multiply-accumulates (MACs), as for matmul: an (m, k) @ (k, n) product
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends import backend_for
-from lucid.backends.linalg import LinAlgError
+from lucid.backends.lapack import LinAlgError
 from lucid.ops.base import Op, apply, numel
 from lucid.shapes import broadcast_shape, fmt, normalize_axis
 from lucid.tensor import Tensor

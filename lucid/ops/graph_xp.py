@@ -28,15 +28,17 @@ from typing import Any
 import numpy as np
 
 from lucid import types
-from lucid.autograd import engine
-from lucid.autograd.mode import enable_grad
 from lucid.backends import BACKENDS, BY_XP, backend_for
 from lucid.backends.base import Backend
+from lucid.engine.grads import KINDS
+from lucid.engine.mode import enable_grad
+from lucid.engine.walk import released_error, shape_error
 from lucid.ops.base import FUNCTIONS, Op, apply
 from lucid.ops.decomp import QR, SVD, Cholesky, Det, Eigh, Inv, SLogDet, Solve, _unpack
+from lucid.shapes import broadcasts_to, fmt, sum_to
 from lucid.tensor import Tensor
 
-__all__ = ["GraphXP", "NotTwiceDifferentiable"]
+__all__ = ["GraphRules", "GraphXP", "NotTwiceDifferentiable"]
 
 
 class NotTwiceDifferentiable(RuntimeError):
@@ -229,25 +231,36 @@ class GraphXP:
     def take_along_axis(self, a: Tensor, index: Any, axis: int) -> Tensor:
         return FUNCTIONS["gather"](a, axis, _raw(index))
 
-    # the engine's side: seeds, the recording mode, one node's rule
-    def tensor(self, array: Any, device: str) -> Tensor:
-        return array if isinstance(array, Tensor) else Tensor._wrap(array, device)
+
+class GraphRules:
+    """How the walk runs with ``create_graph=True`` (see ``lucid.engine.walk.run_backward``):
+    each node's rule on Lucid ops, so the gradients are Tensors recorded as a graph; parts and
+    factors written out as Lucid ops; the graph kept."""
 
     @contextmanager
-    def recording(self) -> Iterator[None]:
+    def running(self) -> Iterator[None]:
         with enable_grad():
             yield
+
+    def seed(self, root: Tensor, seed: Any) -> Tensor:
+        return _as_tensor(seed, root.device)
+
+    def take(self, node: Tensor) -> Tensor:
+        if node._hooks and node._op is not None:
+            raise RuntimeError(
+                f"backward(create_graph=True): a tensor of shape {fmt(node.shape)} has a "
+                "hook; hooks see arrays, not graphs. Remove the hook (handle.remove()) "
+                "or differentiate without create_graph."
+            )
+        total, node._g = node._g, None
+        return total.value()
 
     def backward(self, node: Tensor, g: Tensor) -> tuple[Tensor | None, ...]:
         """``node``'s backward rule as a graph: its op's forward re-run on the input Tensors
         (the saved values, recomputed as Tensors), then its backward on ``g``."""
         op: Op = node._op
         if op.versions is None:
-            raise engine.released_error(node)
-        if not op.twice_differentiable:
-            raise NotTwiceDifferentiable(
-                f"{op.name}: create_graph=True is not supported: {op.twice_differentiable_why} "
-                "Differentiate this op only once (create_graph=False).")
+            raise released_error(node)
         xp = _namespace(node.device)
         shadow = copy.copy(op)
         shadow.__dict__ = dict(op.__dict__)
@@ -265,7 +278,29 @@ class GraphXP:
                 f"({type(exc).__name__}: {exc}). Differentiate this op only once "
                 "(create_graph=False)."
             ) from exc
-        return tuple(None if x is None else self.tensor(x, node.device) for x in grads)
+        return grads
+
+    def send(self, node: Tensor, parent: Tensor, pg: Any, g: Tensor) -> None:
+        """Add ``pg`` to ``parent``'s total as a Tensor of its shape and dtype (parts and
+        factors written out with Lucid ops, broadcast gradients summed down)."""
+        if isinstance(pg, KINDS):
+            pg = pg.dense(_namespace(parent.device))
+        pg = _as_tensor(pg, parent.device)
+        if pg.shape != parent.shape:
+            if not (node._op.broadcasts and broadcasts_to(parent.shape, pg.shape)):
+                raise shape_error(node._op, pg, parent)
+            pg = sum_to(_namespace(parent.device), pg, parent.shape)
+        if pg.dtype != parent.dtype:
+            pg = pg.astype(parent.dtype)
+        parent._g.add(pg)
+
+    def keep(self, node: Tensor, g: Tensor) -> Tensor:
+        """A Tensor with its graph, as PyTorch leaves it."""
+        return g if node.grad is None else node.grad + g
+
+
+def _as_tensor(array: Any, device: str) -> Tensor:
+    return array if isinstance(array, Tensor) else Tensor._wrap(array, device)
 
 
 def _is_dtype(value: Any) -> bool:
@@ -290,5 +325,3 @@ def _namespace(device: str) -> GraphXP:
         ns = _NAMESPACES[device] = GraphXP(device)
     return ns
 
-
-engine.GRAPH_XP = _namespace("cpu")  # the engine asks it for each node's own device

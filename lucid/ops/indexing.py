@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.engine import PartGrad
-from lucid.autograd.mode import MODE
 from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
+from lucid.engine.grads import PartGrad
 from lucid.ops.base import Op, apply, extra_output, numel, public
+from lucid.ops.inplace import check, update
 from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
@@ -92,44 +92,53 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
     arrays of the backend: negative indices are made non-negative, boolean masks become the
     int arrays of their true positions (MLX has no boolean-mask indexing, and the output shape
     depends on the mask's values anyway).  ``advanced`` says whether any array is present, i.e.
-    whether an element may be picked more than once.
+    whether an element may be picked more than once.  Three passes: each component checked
+    alone, then the axes they consume counted against the shape, then each resolved on its
+    axis.
     """
     backend = backend_for(xp)
-    parts: list[Any] = []
-    for c in index:
-        if c is None or c is Ellipsis:
-            parts.append(c)
-        elif isinstance(c, (bool, np.bool_)):
-            raise TypeError(
-                f"{op}: a Python bool ({c}) is not an index; use None to add an axis, or a "
-                "boolean tensor of the indexed axes' shape as a mask"
-            )
-        elif isinstance(c, (int, np.integer)):
-            parts.append(int(c))
-        elif isinstance(c, (float, np.floating)):
-            raise TypeError(
-                f"{op}: index {c!r} is a float; indices must be integers (or booleans for a "
-                "mask). Convert it with int(...)."
-            )
-        elif isinstance(c, slice):
-            c = slice(*(_bound(v) for v in (c.start, c.stop, c.step)))
-            for v in (c.start, c.stop, c.step):
-                if v is not None:
-                    _check_int(op, v, "slice bound")
-            parts.append(c)
-        elif isinstance(c, (list, tuple, range)):  # range: PyTorch's y_hat[range(n), y]
-            c = list(c) if isinstance(c, range) else c
-            arr = (backend.asarray(c, dtype=xp.int64) if len(c) == 0 else backend.asarray(c))
-            parts.append(arr)
-        elif isinstance(c, backend.array_type):
-            parts.append(c)
-        else:
-            raise TypeError(
-                f"{op}: cannot index with a {type(c).__name__}; use ints, slices, None, "
-                "Ellipsis, lists, or lucid Tensors on the tensor's device"
-            )
+    parts = [_index_part(op, xp, backend, c) for c in index]
+    consumed = _axes_consumed(op, backend, parts, shape)
+    return _resolved(op, xp, backend, parts, shape, consumed)
 
-    # how many axes each part consumes: masks as many as they have dimensions
+
+def _index_part(op: str, xp: Any, backend: Any, c: Any) -> Any:
+    """One component of an index, checked on its own: None, Ellipsis, an int, a slice or an
+    array of the backend (lists become one)."""
+    if c is None or c is Ellipsis:
+        return c
+    if isinstance(c, (bool, np.bool_)):
+        raise TypeError(
+            f"{op}: a Python bool ({c}) is not an index; use None to add an axis, or a "
+            "boolean tensor of the indexed axes' shape as a mask"
+        )
+    if isinstance(c, (int, np.integer)):
+        return int(c)
+    if isinstance(c, (float, np.floating)):
+        raise TypeError(
+            f"{op}: index {c!r} is a float; indices must be integers (or booleans for a "
+            "mask). Convert it with int(...)."
+        )
+    if isinstance(c, slice):
+        c = slice(*(_bound(v) for v in (c.start, c.stop, c.step)))
+        for v in (c.start, c.stop, c.step):
+            if v is not None:
+                _check_int(op, v, "slice bound")
+        return c
+    if isinstance(c, (list, tuple, range)):  # range: PyTorch's y_hat[range(n), y]
+        c = list(c) if isinstance(c, range) else c
+        return backend.asarray(c, dtype=xp.int64) if len(c) == 0 else backend.asarray(c)
+    if isinstance(c, backend.array_type):
+        return c
+    raise TypeError(
+        f"{op}: cannot index with a {type(c).__name__}; use ints, slices, None, "
+        "Ellipsis, lists, or lucid Tensors on the tensor's device"
+    )
+
+
+def _axes_consumed(op: str, backend: Any, parts: list, shape: tuple[int, ...]) -> int:
+    """How many of the tensor's axes the parts index (a mask as many as it has dimensions),
+    checked against ``shape``."""
     consumed = 0
     for p in parts:
         if isinstance(p, backend.array_type):
@@ -150,15 +159,20 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
                 )
         elif p is not None and p is not Ellipsis:
             consumed += 1
-    ellipses = sum(1 for p in parts if p is Ellipsis)
-    if ellipses > 1:
+    if sum(1 for p in parts if p is Ellipsis) > 1:
         raise IndexError(f"{op}: an index can only have a single Ellipsis (...)")
     if consumed > len(shape):
         raise IndexError(
             f"{op}: too many indices for a tensor of shape {fmt(shape)}: {consumed} indexed "
             f"axes, but the tensor has {len(shape)}"
         )
+    return consumed
 
+
+def _resolved(op: str, xp: Any, backend: Any, parts: list, shape: tuple[int, ...],
+              consumed: int) -> tuple[tuple, bool]:
+    """Each part resolved on the axis it indexes: ints and index arrays bounds-checked and made
+    non-negative, masks turned into the positions of their true values."""
     out: list[Any] = []
     advanced = False
     axis = 0
@@ -178,29 +192,14 @@ def _parse_index(op: str, xp: Any, index: tuple, shape: tuple[int, ...]) -> tupl
             out.append(p)
             axis += 1
         elif _kind(p) is bool:
-            want = shape[axis:axis + p.ndim]
-            if tuple(p.shape) != want:
-                raise IndexError(
-                    f"{op}: boolean mask of shape {fmt(tuple(p.shape))} does not match the "
-                    f"indexed axes {axis}..{axis + p.ndim - 1} of shape {fmt(want)} (tensor "
-                    f"shape {fmt(shape)}); a mask must have exactly the shape it selects from"
-                )
-            positions = np.nonzero(backend.to_numpy(p))
-            out.extend(backend.asarray(q) for q in positions)
+            out.extend(_mask_positions(op, backend, p, axis, shape))
             advanced = True
             axis += p.ndim
         else:
-            size = shape[axis]
-            if p.size:
-                lo, hi = int(xp.min(p)), int(xp.max(p))
-                if lo < -size or hi >= size:
-                    raise _out_of_bounds(op, lo if lo < -size else hi, axis, size, shape)
-                if lo < 0:
-                    p = xp.where(p < 0, p + size, p)
-            out.append(p)
+            out.append(_index_array(op, xp, p, axis, shape))
             advanced = True
             axis += 1
-    if ellipses == 0:
+    if not any(p is Ellipsis for p in parts):
         # x[0, ...] is a 0-d array where x[0] would be a NumPy scalar; every result stays an
         # array.  A trailing Ellipsis selects nothing more, so the meaning is unchanged.
         out.append(Ellipsis)
@@ -220,6 +219,31 @@ def _check_arrays_fit(op: str, backend: Any, parts: tuple, shape: tuple[int, ...
             f"{fmt(shape)}); arrays that index several axes pick elements side by side and "
             "need broadcastable shapes"
         ) from None
+
+
+def _mask_positions(op: str, backend: Any, mask: Any, axis: int,
+                    shape: tuple[int, ...]) -> list:
+    """The int arrays of a boolean mask's true positions, one per axis it covers."""
+    want = shape[axis:axis + mask.ndim]
+    if tuple(mask.shape) != want:
+        raise IndexError(
+            f"{op}: boolean mask of shape {fmt(tuple(mask.shape))} does not match the "
+            f"indexed axes {axis}..{axis + mask.ndim - 1} of shape {fmt(want)} (tensor "
+            f"shape {fmt(shape)}); a mask must have exactly the shape it selects from"
+        )
+    return [backend.asarray(q) for q in np.nonzero(backend.to_numpy(mask))]
+
+
+def _index_array(op: str, xp: Any, p: Any, axis: int, shape: tuple[int, ...]) -> Any:
+    """An int index array, bounds-checked on its axis, negative entries made non-negative."""
+    size = shape[axis]
+    if p.size:
+        lo, hi = int(xp.min(p)), int(xp.max(p))
+        if lo < -size or hi >= size:
+            raise _out_of_bounds(op, lo if lo < -size else hi, axis, size, shape)
+        if lo < 0:
+            p = xp.where(p < 0, p + size, p)
+    return p
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,7 +280,7 @@ class GetItem(Op):
         return x[self.index]
 
     def backward(self, xp, g):
-        if self.advanced or isinstance(g, Tensor):  # (a Tensor: create_graph, see graph_xp)
+        if self.advanced:
             return (backend_for(xp).scatter_add(self.shape, self.dtype, self.index, g),)
         if not self.shape:  # x[()] or x[...] of a 0-d x selects all of it: g is dL/dx
             return (g.reshape(()),)  # (and no part to add into a NumPy scalar gradient)
@@ -278,13 +302,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     through the assignment, so it is refused where a graph is being recorded.
     """
     name = "__setitem__"
-    if MODE.grad and (x.requires_grad or getattr(value, "requires_grad", False)):
-        raise RuntimeError(
-            f"{name}: in-place update of a tensor that requires grad (shape {fmt(x.shape)}). "
-            "Write the out-of-place form (lucid.where(mask, value, x) or "
-            "lucid.masked_fill(x, mask, value)), or do the update inside "
-            "`with lucid.no_grad():` (as optimizers do)."
-        )
+    check(name, x, value, fix="lucid.where(mask, value, x) or lucid.masked_fill(x, mask, value)")
     backend = get_backend(x.device)
     parts, advanced = _parse_index(name, backend.xp, _unwrap_index(x, index, name), x.shape)
     if advanced:
@@ -305,8 +323,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             f"{fmt(tuple(x.data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
             "broadcast to the selection"
         ) from exc
-    x.data = data
-    x._version += 1
+    # cast as copy_ does (and NumPy, PyTorch): x[0] = 7.9 writes 7 into an integer tensor
+    update(name, x, lambda: Tensor._wrap(data, x.device), cast="unsafe")
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""In-place Tensor methods: ``add_``, ``sub_``, ``mul_``, ``div_``, ``pow_``, ``clamp_``,
-``fill_``, ``zero_`` and ``copy_`` (PyTorch's names; the trailing underscore marks in place).
+"""Every in-place update goes through :func:`update`: the Tensor methods ``add_``, ``sub_``,
+``mul_``, ``div_``, ``pow_``, ``clamp_``, ``fill_``, ``zero_`` and ``copy_`` (PyTorch's names;
+the trailing underscore marks in place), the operators ``x += y``, ``-=``, ``*=``, ``/=``,
+``//=`` and ``**=`` (``tensor_methods.py``) and ``x[i] = v`` (``indexing.setitem``).
 
 Each computes its result with the ordinary op (so devices, broadcasting and dtypes follow the
 usual rules), then stores it as the tensor's data and bumps ``x._version``.  The old array is
@@ -23,12 +25,13 @@ TypeError instead of silent truncation).  A refused call leaves the tensor as it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from lucid.autograd.mode import MODE, no_grad
 from lucid.backends import get_backend
+from lucid.engine.mode import MODE, no_grad
 from lucid.ops import elementwise, shape
 from lucid.ops.base import apply, public
 from lucid.shapes import fmt
@@ -36,7 +39,19 @@ from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
 
 
-def _check(name: str, x: Any, *others: Any) -> None:
+def update(name: str, x: Any, compute: Callable[[], Tensor], *operands: Any,
+           fix: str | None = None, cast: str = "same_kind") -> Tensor:
+    """The one in-place path: refuse the update where a recorded graph would need it, compute
+    the result out of place (``compute()``, ordinary ops, nothing recorded), then store it as
+    ``x``'s data under the dtype rule ``cast`` and bump ``x._version``.  ``fix`` is the
+    out-of-place form the refusal suggests."""
+    check(name, x, *operands, fix=fix)
+    with no_grad():
+        result = compute()
+    return _store(name, x, result, cast)
+
+
+def check(name: str, x: Any, *others: Any, fix: str | None = None) -> None:
     """Refuse an in-place update a recorded graph would need to differentiate through."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor to update, got {type(x).__name__}")
@@ -46,14 +61,27 @@ def _check(name: str, x: Any, *others: Any) -> None:
         raise RuntimeError(
             f"{name}: a leaf Variable that requires grad is being used in an in-place "
             f"operation (shape {fmt(x.shape)}). Update it inside `with lucid.no_grad():` (as "
-            "optimizers and nn.init do), or write the out-of-place form (y = x + 1)."
+            f"optimizers and nn.init do), or write the out-of-place form ({fix or 'y = x + 1'})."
         )
     if x.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others):
         raise RuntimeError(
             f"{name}: in-place update inside a recorded graph (tensor of shape "
             f"{fmt(x.shape)}; it or an operand requires grad). Lucid records no in-place ops, "
-            "so no gradient could flow through it: write the out-of-place form "
-            "(y = y + 1), or do the update inside `with lucid.no_grad():`."
+            f"so no gradient could flow through it: write the out-of-place form "
+            f"({fix or 'y = y + 1'}), or do the update inside `with lucid.no_grad():`."
+        )
+
+
+def check_fits(name: str, have: Any, want: Any) -> None:
+    """Refuse values of dtype ``have`` that do not fit a tensor of dtype ``want`` under NumPy's
+    ``same_kind`` rule (a float into an integer tensor: an error, not silent truncation)."""
+    have, want = to_numeric_type(have), to_numeric_type(want)
+    if not np.can_cast(have.cpu, want.cpu, casting="same_kind"):
+        raise TypeError(
+            f"{name}: the result is {have.name} but the tensor is {want.name}, and "
+            f"{have.name} values do not fit {want.name} (NumPy's same_kind rule). Cast "
+            f"the tensor first (x = x.astype(lucid.{have.name})) or use the out-of-place "
+            "form."
         )
 
 
@@ -69,14 +97,8 @@ def _store(name: str, x: Tensor, result: Tensor, cast: str = "same_kind") -> Ten
         result = result.to(x.device)
     data = result.data
     if data.dtype != x.data.dtype:
-        have, want = to_numeric_type(data.dtype), to_numeric_type(x.data.dtype)
-        if not np.can_cast(have.cpu, want.cpu, casting=cast):
-            raise TypeError(
-                f"{name}: the result is {have.name} but the tensor is {want.name}, and "
-                f"{have.name} values do not fit {want.name} (NumPy's same_kind rule). Cast "
-                f"the tensor first (x = x.astype(lucid.{have.name})) or use the out-of-place "
-                "form."
-            )
+        if cast == "same_kind":
+            check_fits(name, data.dtype, x.data.dtype)
         data = data.astype(x.data.dtype)
     x.data = data
     x._version += 1
@@ -84,30 +106,23 @@ def _store(name: str, x: Tensor, result: Tensor, cast: str = "same_kind") -> Ten
 
 
 def _binary(name: str, op: Any, x: Any, other: Any) -> Tensor:
-    _check(name, x, other)
-    with no_grad():
-        result = apply(op(), x, other)
-    return _store(name, x, result)
+    return update(name, x, lambda: apply(op(), x, other), other)
+
+
+def _scaled(other: Any, alpha: Any) -> Any:
+    return other if alpha == 1 else apply(elementwise.Mul(), other, alpha)
 
 
 @public(method=True, function=False)
 def add_(x: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     """x <- x + alpha * other, in place; returns x."""
-    _check("add_", x, other)
-    with no_grad():
-        result = apply(elementwise.Add(), x, other if alpha == 1 else
-                       apply(elementwise.Mul(), other, alpha))
-    return _store("add_", x, result)
+    return update("add_", x, lambda: apply(elementwise.Add(), x, _scaled(other, alpha)), other)
 
 
 @public(method=True, function=False)
 def sub_(x: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     """x <- x - alpha * other, in place; returns x."""
-    _check("sub_", x, other)
-    with no_grad():
-        result = apply(elementwise.Sub(), x, other if alpha == 1 else
-                       apply(elementwise.Mul(), other, alpha))
-    return _store("sub_", x, result)
+    return update("sub_", x, lambda: apply(elementwise.Sub(), x, _scaled(other, alpha)), other)
 
 
 @public(method=True, function=False)
@@ -132,22 +147,18 @@ def pow_(x: Tensor, exponent: Any) -> Tensor:
 @public(method=True, function=False)
 def clamp_(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """x <- clamp(x, min, max), in place; returns x."""
-    _check("clamp_", x)
-    with no_grad():
-        result = apply(elementwise.Clamp(min, max), x)
-    return _store("clamp_", x, result)
+    return update("clamp_", x, lambda: apply(elementwise.Clamp(min, max), x))
 
 
 @public(method=True, function=False)
 def fill_(x: Tensor, value: Any) -> Tensor:
     """x <- value everywhere, in place; returns x.  ``value`` is a number (or a one-element
     tensor); a float into an integer tensor is refused rather than truncated."""
-    _check("fill_", x)
+    check("fill_", x)
     if isinstance(value, Tensor):
         value = value.item()
     if not isinstance(value, (bool, int, float, complex, np.number)):
         raise TypeError(f"fill_: value must be a number, got {type(value).__name__}")
-    backend = get_backend(x.device)
     have = to_numeric_type(np.asarray(value).dtype)
     want = to_numeric_type(x.data.dtype)
     if not np.can_cast(have.cpu, want.cpu, casting="same_kind"):
@@ -155,8 +166,9 @@ def fill_(x: Tensor, value: Any) -> Tensor:
             f"fill_: value {value!r} ({have.name}) does not fit the tensor's {want.name} "
             "(NumPy's same_kind rule); give a value of the tensor's kind"
         )
-    return _store("fill_", x, Tensor._wrap(backend.xp.full(x.shape, value, dtype=x.data.dtype),
-                                            x.device))
+    xp = get_backend(x.device).xp
+    return update("fill_", x, lambda: Tensor._wrap(xp.full(x.shape, value, dtype=x.data.dtype),
+                                                   x.device))
 
 
 @public(method=True, function=False)
@@ -169,12 +181,14 @@ def zero_(x: Tensor) -> Tensor:
 def copy_(x: Tensor, src: Any) -> Tensor:
     """x <- src, in place (src broadcast to x's shape, moved to x's device and cast to x's
     dtype, as PyTorch's ``copy_``: here any cast is asked for); returns x."""
-    _check("copy_", x, src)
-    with no_grad():
-        src = src if isinstance(src, Tensor) else Tensor(src)
-        if src.device != x.device:
-            src = src.to(x.device)
-        result = apply(shape.BroadcastTo(x.shape), src) if src.shape != x.shape else src
-    # a copy of its own: x must not share an array with src
-    result = Tensor._wrap(get_backend(x.device).copy(result.data), x.device)
-    return _store("copy_", x, result, cast="unsafe")
+
+    def copied() -> Tensor:
+        value = src if isinstance(src, Tensor) else Tensor(src)
+        if value.device != x.device:
+            value = value.to(x.device)
+        if value.shape != x.shape:
+            value = apply(shape.BroadcastTo(x.shape), value)
+        # a copy of its own: x must not share an array with src
+        return Tensor._wrap(get_backend(x.device).copy(value.data), x.device)
+
+    return update("copy_", x, copied, src, cast="unsafe")

@@ -6,7 +6,7 @@ arrays to add up.  :class:`LSTMStep` does the same arithmetic in one op: one mat
 then the gates on whole arrays, and its backward writes the four gates' gradients into one
 array.  The result is the same as the composite's (a test holds them together, values and
 gradients).  Drawn, a step is this op, its multiply-adds counted as MACs, the rest as FLOPs.
-Its gradient for ``W_hh`` is returned as a :class:`~lucid.autograd.engine.FactoredGrad`: the
+Its gradient for ``W_hh`` is returned as a :class:`~lucid.engine.grads.FactoredGrad`: the
 walk gathers the T steps' factors and multiplies them once, one large matrix product instead
 of T small ones added up.
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.engine import FactoredGrad, PartGrad
 from lucid.backends import backend_for
+from lucid.engine.grads import FactoredGrad, PartGrad
 from lucid.ops.base import Op
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
@@ -53,62 +53,59 @@ def _gate_constants(xp: Any, like: Any, k: int) -> tuple[Any, Any, Any]:
     return found
 
 
-def _step_forward(xp: Any, z: Any, c: Any, k: int) -> tuple[Any, Any, Any, Any]:
+class _Into:
+    """The arithmetic of the step, written once for every namespace: NumPy's functions write
+    their result into ``out`` when one is given (the step then makes no temporary array);
+    those of any other namespace (MLX, or Lucid ops under ``create_graph``) ignore ``out`` and
+    return a new array."""
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self.xp, name)
+        if self.xp is np:
+            return fn
+        return lambda *args, out=None: fn(*args)
+
+
+def _step_forward(xp: Any, z: Any, c: Any, k: int, h_out: Any = None, c_out: Any = None,
+                  tc_out: Any = None) -> tuple[Any, Any, Any, Any]:
     """One step from its pre-activations z = xw + h W_hhᵀ and the previous c: the gate
-    activations (i, f, g, o side by side), tanh(c'), h' and c'."""
+    activations (i, f, g, o side by side), tanh(c'), h' and c'.
+
+    Given NumPy arrays ``h_out``, ``c_out`` (and ``tc_out``), h', c' (and tanh(c')) are
+    written into them and z itself becomes the activations: the same arithmetic in place."""
+    u = _Into(xp)
     scale, shift, _ = _gate_constants(xp, z, k)
-    act = xp.tanh(z * scale) * scale + shift
+    za = z if h_out is not None else None  # where the activations go: z itself, or anew
+    act = u.add(u.multiply(u.tanh(u.multiply(z, scale, out=za), out=za), scale, out=za),
+                shift, out=za)  # tanh(s·z)·s + shift
     i, f, g, o = act[..., :k], act[..., k:2 * k], act[..., 2 * k:3 * k], act[..., 3 * k:]
-    c2 = f * c + i * g
-    tc = xp.tanh(c2)
-    return act, tc, o * tc, c2
+    c2 = u.add(u.multiply(f, c, out=c_out), i * g, out=c_out)  # c' = f⊙c + i⊙g
+    tc = u.tanh(c2, out=tc_out)
+    return act, tc, u.multiply(o, tc, out=h_out), c2  # h' = o⊙tanh(c')
 
 
-def _step_forward_in_place(z: Any, c: Any, k: int, h_out: Any, c_out: Any,
-                           tc_out: Any = None) -> tuple[Any, Any]:
-    """:func:`_step_forward` on NumPy arrays: z becomes the activations, h' and c' are
-    written into ``h_out`` and ``c_out`` (and tanh(c') into ``tc_out``, if given)."""
-    scale, shift, _ = _gate_constants(np, z, k)
-    z *= scale
-    act = np.tanh(z, out=z)
-    act *= scale
-    act += shift
-    c2 = np.multiply(act[..., k:2 * k], c, out=c_out)
-    c2 += act[..., :k] * act[..., 2 * k:3 * k]
-    tc = np.tanh(c2, out=tc_out)
-    np.multiply(act[..., 3 * k:], tc, out=h_out)
-    return act, tc
-
-
-def _step_backward(xp: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any,
-                   k: int) -> tuple[Any, Any]:
-    """One step's backward from the gradients gh, gc of h' and c': dc' and dz (= dxw)."""
+def _step_backward(xp: Any, gh: Any, gc: Any, act: Any, tc: Any, c: Any, k: int,
+                   dz_out: Any = None) -> tuple[Any, Any]:
+    """One step's backward from the gradients gh, gc of h' and c': dc' and dz (= dxw).
+    Given a NumPy array ``dz_out``, dz is written into it."""
+    u = _Into(xp)
     _, shift, scale2 = _gate_constants(xp, tc, k)
     i, g, o = act[..., :k], act[..., 2 * k:3 * k], act[..., 3 * k:]
-    dc2 = gc + gh * o * (1 - tc * tc)
-    u = act - shift
-    dz = xp.concatenate([dc2 * g, dc2 * c, dc2 * i, gh * tc], axis=-1) * (scale2 - u * u)
-    return dc2, dz
-
-
-def _step_backward_in_place(gh: Any, gc: Any, act: Any, tc: Any, c: Any, k: int,
-                            dz: Any) -> Any:
-    """:func:`_step_backward` on NumPy arrays, dz written into ``dz``; returns dc'."""
-    _, shift, scale2 = _gate_constants(np, tc, k)
-    dc2 = tc * tc
-    np.subtract(1, dc2, out=dc2)
-    dc2 *= act[..., 3 * k:]
-    dc2 *= gh
-    dc2 += gc
-    np.multiply(dc2, act[..., 2 * k:3 * k], out=dz[..., :k])
-    np.multiply(dc2, c, out=dz[..., k:2 * k])
-    np.multiply(dc2, act[..., :k], out=dz[..., 2 * k:3 * k])
-    np.multiply(gh, tc, out=dz[..., 3 * k:])
+    dc2 = 1 - tc * tc  # dc' = gc + gh⊙o⊙(1 - t²)
+    dc2 = u.add(u.multiply(u.multiply(dc2, o, out=dc2), gh, out=dc2), gc, out=dc2)
+    pairs = [(dc2, g), (dc2, c), (dc2, i), (gh, tc)]
+    if dz_out is None:
+        dz = xp.concatenate([a * b for a, b in pairs], axis=-1)
+    else:
+        dz = dz_out
+        for n, (a, b) in enumerate(pairs):
+            np.multiply(a, b, out=dz[..., n * k:(n + 1) * k])
     d = act - shift
-    d *= d
-    np.subtract(scale2, d, out=d)
-    dz *= d
-    return dc2
+    d = u.subtract(scale2, u.multiply(d, d, out=d), out=d)  # s² - (act - shift)²
+    return dc2, u.multiply(dz, d, out=dz_out)
 
 
 def _check_shapes(op: Op, xw_t: Any, w: Any, state: Any, what: str) -> int:
@@ -175,7 +172,7 @@ class LSTMStep(Op):
         if self.in_place:  # NumPy: the same arithmetic, written into fresh arrays in place
             z += xw_t
             out = np.empty((2, *c.shape), c.dtype)
-            self.act, self.t = _step_forward_in_place(z, c, k, out[0], out[1])
+            self.act, self.t, _, _ = _step_forward(np, z, c, k, out[0], out[1])
             return out
         self.act, self.t, h2, c2 = _step_forward(xp, z + xw_t, c, k)
         return xp.stack([h2, c2])
@@ -186,21 +183,17 @@ class LSTMStep(Op):
         gh, gc = g[0], g[1]
         in_place = self.in_place and _same_numpy(g, act)
         if in_place:
-            dz = np.empty(act.shape, act.dtype)
-            dc2 = _step_backward_in_place(gh, gc, act, t, self.c, k, dz)
+            dc2, dz = _step_backward(np, gh, gc, act, t, self.c, k,
+                                     np.empty(act.shape, act.dtype))
         else:
             dc2, dz = _step_backward(xp, gh, gc, act, t, self.c, k)
-        graph = isinstance(g, Tensor)  # create_graph: whole arrays, as Lucid ops
         dxw = dw = dstate = None
         if needs[0]:
-            dxw = dz if self.step is None else self._part(xp, graph, self.xw_shape,
-                                                          self.xw_dtype, self.step, dz)
-        if needs[1]:
-            h = self.h
-            if graph:
-                dw = xp.matmul(dz.reshape(-1, 4 * k).T, h.reshape(-1, k))
-            else:  # the walk multiplies all steps' factors at once
-                dw = FactoredGrad(dz.reshape(-1, 4 * k), h.reshape(-1, k))
+            # x[t]'s part of the whole input projection's gradient: the walk adds it into place
+            dxw = dz if self.step is None else PartGrad(self.xw_shape, self.xw_dtype,
+                                                        (self.step,), dz)
+        if needs[1]:  # the walk multiplies all steps' factors at once
+            dw = FactoredGrad(dz.reshape(-1, 4 * k), self.h.reshape(-1, k), self.w.dtype)
         f = act[..., k:2 * k]
         if needs[2] and in_place:
             dstate = np.empty((2, *dc2.shape), dc2.dtype)
@@ -209,13 +202,6 @@ class LSTMStep(Op):
         elif needs[2]:
             dstate = xp.stack([xp.matmul(dz, self.w), dc2 * f])
         return (dxw, dw, dstate)
-
-    @staticmethod
-    def _part(xp, graph, shape, dtype, index, value):
-        """The gradient of a whole array that is ``value`` at ``[index]`` and 0 elsewhere."""
-        if graph:
-            return backend_for(xp).scatter_add(shape, dtype, (index,), value)
-        return PartGrad(shape, dtype, (index,), value)  # the walk adds it into place
 
     def forward_flops(self, out, xw, w, state):
         return _step_macs(state) + 25 * state.size // 2
@@ -277,7 +263,7 @@ class LSTMSequence(Op):
             for t in self._order(steps):
                 z = np.matmul(h, w.T, out=acts[t])
                 z += xw[t]
-                _step_forward_in_place(z, c, k, out[0, t], out[1, t], tcs[t])
+                _step_forward(np, z, c, k, out[0, t], out[1, t], tcs[t])
                 h, c = out[0, t], out[1, t]
             self.acts, self.tcs, self.out = acts, tcs, out
             return out
@@ -332,7 +318,7 @@ class LSTMSequence(Op):
             else:
                 gh, gc = np.add(g[0, t], dh, out=dh), np.add(g[1, t], dc, out=dc)
             c_prev = state[1] if n == 0 else self.out[1, order[n - 1]]
-            dc2 = _step_backward_in_place(gh, gc, act, self.tcs[t], c_prev, k, dxw[t])
+            dc2, _ = _step_backward(np, gh, gc, act, self.tcs[t], c_prev, k, dxw[t])
             if n > 0 or self.needs[2]:
                 np.matmul(dxw[t], w, out=dh)
                 np.multiply(dc2, act[..., k:2 * k], out=dc)

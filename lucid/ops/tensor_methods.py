@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.autograd.mode import MODE
 from lucid.ops.base import METHODS, OPERATORS
+from lucid.ops.inplace import update
 from lucid.tensor import Tensor
 
 # Python's operator protocol: the special method(s) that spell each operator.  Binary
@@ -33,30 +33,12 @@ def _reflected(fn):
 
 
 def _inplace(fn, name: str, symbol: str):
-    """``a op= b``: compute out of place, then rebind ``a.data`` and bump ``a._version``.
-
-    The old array is left untouched (views of it and values saved for backward stay valid);
-    the version bump lets backward detect that a saved input changed.  Gradients do not flow
-    through in-place updates, so they are refused where a graph is being recorded.
-    """
+    """``a op= b``: the same path as ``a.add_(b)`` (:func:`lucid.ops.inplace.update`): computed
+    out of place, stored as ``a.data`` under the same dtype rule, ``a._version`` bumped;
+    refused where a graph is being recorded."""
 
     def inplace(self, other):
-        if MODE.grad and (self.requires_grad or getattr(other, "requires_grad", False)):
-            raise RuntimeError(
-                f"{name}: in-place update of a tensor that requires grad (shape "
-                f"{self.shape}). Write the out-of-place form (x = x {symbol} y), or do "
-                "the update inside `with lucid.no_grad():` (as optimizers do)."
-            )
-        result = fn(self, other)
-        if result.shape != self.shape:
-            raise ValueError(
-                f"{name}: result shape {result.shape} differs from the tensor's shape "
-                f"{self.shape}; an in-place update cannot change the shape."
-            )
-        data = result.data
-        self.data = data if data.dtype == self.data.dtype else data.astype(self.data.dtype)
-        self._version += 1
-        return self
+        return update(name, self, lambda: fn(self, other), other, fix=f"x = x {symbol} y")
 
     inplace.__name__ = name
     return inplace

@@ -1,6 +1,6 @@
 """The ``Optimizer`` base class: walk the parameters, let the subclass move each one.
 
-An optimizer is a *per-parameter update rule* (STYLE #7).  The base class does the walking and
+An optimizer is a *per-parameter update rule*.  The base class does the walking and
 the bookkeeping that every rule shares; a subclass only says how one parameter moves::
 
     class SGD(Optimizer):
@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.mode import enable_grad, no_grad
 from lucid.backends import BACKENDS, get_backend
+from lucid.engine.mode import enable_grad, no_grad
 from lucid.nn.parameter import Parameter
 from lucid.ops import evaluate
 from lucid.shapes import fmt

@@ -1,4 +1,4 @@
-"""The op spec table (STYLE #8): one row per op (or per op variant).
+"""The op spec table: one row per op (or per op variant).
 
 Each family file (``elementwise.py``, ``reduction.py`` ...) defines ``SPECS``, a list of
 :class:`Spec` rows; ``ALL_SPECS`` is their concatenation.  The generic tests in

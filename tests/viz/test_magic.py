@@ -13,9 +13,9 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 import lucid  # noqa: E402
-from lucid.autograd.mode import MODE  # noqa: E402
-from lucid.autograd.recorder import Recorder  # noqa: E402
 from lucid.cost import Cost  # noqa: E402
+from lucid.engine.mode import MODE  # noqa: E402
+from lucid.engine.recorder import Recorder  # noqa: E402
 from lucid.nn.module import Module  # noqa: E402
 from lucid_viz.magic import FlopsReport, _report, load_ipython_extension  # noqa: E402
 

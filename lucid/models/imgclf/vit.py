@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from lucid import nn, random
-from lucid.autograd.mode import no_grad
+from lucid.engine.mode import no_grad
 from lucid.nn import init
 from lucid.ops import concatenate
 from lucid.shapes import fmt

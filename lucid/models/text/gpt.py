@@ -29,8 +29,8 @@ import math
 from typing import Any
 
 from lucid import nn, random
-from lucid.autograd.mode import no_grad
 from lucid.creation import arange
+from lucid.engine.mode import no_grad
 from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.functional.attention import attention, causal_mask

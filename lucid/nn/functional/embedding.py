@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.mode import no_grad
 from lucid.creation import arange
+from lucid.engine.mode import no_grad
 from lucid.ops import max as _max
 from lucid.ops import min as _min
 from lucid.ops import where

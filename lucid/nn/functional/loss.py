@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from lucid import ops as _ops
-from lucid.autograd.mode import no_grad
+from lucid.engine.mode import no_grad
 from lucid.ops import abs as _abs
 from lucid.ops import exp, gather, log, maximum, square, where
 from lucid.ops import max as _max

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.autograd.mode import no_grad
+from lucid.engine.mode import no_grad
 from lucid.ops import evaluate, maximum, sqrt
 from lucid.ops import mean as _mean
 from lucid.ops import sum as _sum

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.autograd.mode import no_grad
+from lucid.engine.mode import no_grad
 from lucid.nn import init
 from lucid.nn.functional.embedding import embedding
 from lucid.nn.layers.linear import _parameter, _size

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from lucid.autograd.mode import MODE
 from lucid.creation import zeros as lucid_zeros
+from lucid.engine.mode import MODE
 from lucid.nn import init
 from lucid.nn.functional.dropout import dropout
 from lucid.nn.layers.linear import _parameter, _size

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 import lucid.distributed as dist
-from lucid.autograd.mode import grad_enabled
 from lucid.backends import BACKENDS
 from lucid.distributed.collectives import broadcast_unchecked, reduce_array
+from lucid.engine.mode import grad_enabled
 from lucid.nn.module import Module
 from lucid.ops.base import Op, apply
 from lucid.shapes import fmt

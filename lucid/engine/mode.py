@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from lucid.autograd.recorder import Recorder
+from lucid.engine.recorder import Recorder
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,8 +54,16 @@ class _GradMode:
     def __call__(self, fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with _GradMode(self.enabled):
-                return fn(*args, **kwargs)
+            depth, grad = len(MODE.saved), MODE.grad
+            try:
+                with _GradMode(self.enabled):
+                    return fn(*args, **kwargs)
+            finally:
+                # A Ctrl-C that lands inside __enter__ or __exit__ themselves (between the
+                # push and the switch, or before the restore) must not leave the thread in
+                # this mode: put back exactly the state the call started from.
+                del MODE.saved[depth:]
+                MODE.grad = grad
 
         return wrapper  # type: ignore[return-value]
 
@@ -125,8 +133,8 @@ def count_flops() -> Iterator[None]:
     ``no_grad`` so inference FLOPs can be summed.  Off (the default) it costs nothing.
     """
     prev = MODE.flops
-    MODE.flops = True
-    try:
+    try:  # switched inside the try: an interrupt right after the switch still restores it
+        MODE.flops = True
         yield
     finally:
         MODE.flops = prev
@@ -135,15 +143,15 @@ def count_flops() -> Iterator[None]:
 @contextmanager
 def record_ops(root_name: Callable[[Any], str] | None = None) -> Iterator[Recorder]:
     """Count FLOPs and record every op and every module call: yields the
-    :class:`~lucid.autograd.recorder.Recorder` (``rec.ops``, ``rec.calls``; each op's
+    :class:`~lucid.engine.recorder.Recorder` (``rec.ops``, ``rec.calls``; each op's
     ``op.module`` is the path of the module call that made it).
 
     Per-layer reports read it: ``summarize``, ``lucid_viz.trace``/``draw``, ``%lucid_flops``.
     """
     prev = MODE.recorder
     recorder = Recorder(root_name)
-    MODE.recorder = recorder
     try:
+        MODE.recorder = recorder
         with count_flops():
             yield recorder
     finally:
