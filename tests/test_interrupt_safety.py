@@ -12,15 +12,14 @@ from interrupts import at_every_line
 
 import lucid
 from lucid import nn
+from lucid.engine.mode import MODE
 from lucid.optim import SGD, Adam, lr_scheduler
 
 
-def _grad_mode_back_on() -> None:
-    """Turn grad mode back on if an interrupt in ``no_grad``'s exit left it off.  That fault
-    belongs to the backward/no_grad suite; here only the state these calls own is checked,
-    and the rest of the session must not run without gradients."""
-    if not lucid.grad_enabled():
-        lucid.enable_grad().__enter__()  # (left entered: the mode it restores was the stuck one)
+def _grad_mode_as_before() -> None:
+    """``optimizer.step`` switches grad mode off for its computation; an interrupt anywhere in
+    it (the switch itself included) must leave the mode on, with nothing left to restore."""
+    assert lucid.grad_enabled() and MODE.saved == []
 
 
 def _model(seed: int = 0, norm: bool = True) -> nn.Module:
@@ -74,7 +73,7 @@ def test_optimizer_step_is_all_or_nothing_under_ctrl_c(make):
     seen = set()
 
     def check(state, interrupted):
-        _grad_mode_back_on()
+        _grad_mode_as_before()
         model, opt = state
         where = _which(_values(model), before, after)
         assert where != "in between", "some parameters moved, others not"
@@ -122,7 +121,7 @@ def test_module_load_state_dict_is_all_or_nothing_under_ctrl_c():
     first = [p._version for p in _model().parameters()]
 
     def check(model, interrupted):
-        _grad_mode_back_on()
+        _grad_mode_as_before()
         where = _which(_values(model), before, after)
         assert where != "in between", "the model is part old, part new"
         bumps = {p._version - v for p, v in zip(model.parameters(), first)}

@@ -233,16 +233,20 @@ class Optimizer:
         optimizer exactly as they were.  ``closure`` (optional) re-evaluates the model and
         returns the loss; it runs first, with gradients enabled, and its loss is returned.
         """
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        with no_grad():
-            todo = self._check_step()
-            moves = [self._new_value(p, group) for p, group in todo]
+        # The grad-mode switches are decorators, not ``with`` blocks: a decorated call puts the
+        # mode back in a ``finally`` even when a Ctrl-C lands inside the switch itself.
+        loss = None if closure is None else enable_grad()(closure)()
+        todo, moves = self._plan()
         self._compute_now(todo, moves)
         self._commit(todo, moves)
         return loss
+
+    @no_grad()
+    def _plan(self) -> tuple[list[tuple[Tensor, dict[str, Any]]], list[tuple[Any, dict]]]:
+        """Phases 1-2: check every parameter, then compute its new value and state (nothing
+        is written yet)."""
+        todo = self._check_step()
+        return todo, [self._new_value(p, group) for p, group in todo]
 
     def _commit(self, todo: list[tuple[Tensor, dict[str, Any]]],
                 moves: list[tuple[Any, dict[str, Any]]]) -> None:
