@@ -86,6 +86,7 @@ class _Bucket:
         self.params = params
         self.nbytes = sum(p.data.nbytes for p in params)
         self.ready: set[int] = set()
+        self.totals: dict[int, Any] = {}  # id(param) -> its gradient total of this backward
 
 
 class _Reducer:
@@ -111,40 +112,39 @@ class _Reducer:
     def on_gradient(self, p: Any, g: Tensor) -> Any:
         """A parameter's gradient of this backward is complete (a hook on the parameter).
 
-        The walk calls the hook before it adds ``g`` into ``p.grad``.  So the hook adds it
-        itself (the bucket must average what ``.grad`` will hold, gradients accumulated under
-        ``no_sync`` included), leaves ``p.grad`` empty and returns the sum, which the walk
-        then stores.  The bucket's last parameter sends the bucket.
+        The hook returns what ``p.grad`` will hold: the total (gradients accumulated under
+        ``no_sync`` included, so the bucket averages what ``.grad`` will hold), in an array of
+        the reducer's own.  The walk hands every leaf's gradient out only after all hooks ran,
+        so when a bucket's last parameter arrives the bucket is averaged with one all-reduce
+        and every member's array is overwritten in place with its average.
         """
         if not self.armed:
             return None
         total = g.data if p.grad is None else p.grad + g.data
+        total = BACKENDS[p.device].copy(total)  # written into in place: it must be ours
         bucket = self.bucket_of[id(p)]
         bucket.ready.add(id(p))
-        p.grad = None
-        if len(bucket.ready) < len(bucket.params):
-            return total
-        mine = self._reduce(bucket, p, total)
-        if all(len(b.ready) == len(b.params) for b in self.buckets):
-            self._finish()
-        return mine
+        bucket.totals[id(p)] = total
+        p.grad = None  # (the returned total replaces it, not adds to it)
+        if len(bucket.ready) == len(bucket.params):
+            self._reduce(bucket, p)
+            if all(len(b.ready) == len(b.params) for b in self.buckets):
+                self._finish()
+        return total
 
-    def _reduce(self, bucket: _Bucket, last: Any, total: Any) -> Any:
-        """One all-reduce (mean) of the bucket's gradients, flattened into one array."""
+    def _reduce(self, bucket: _Bucket, last: Any) -> None:
+        """One all-reduce (mean) of the bucket's gradients, flattened into one array, written
+        back into each member's total."""
         xp = BACKENDS[last.device].xp
-        grads = [total if q is last else q.grad for q in bucket.params]
-        flat = xp.concatenate([xp.reshape(g, (-1,)) for g in grads])
+        totals = [bucket.totals[id(q)] for q in bucket.params]
+        flat = xp.concatenate([xp.reshape(t, (-1,)) for t in totals])
         self.all_reduces += 1
         flat = reduce_array("DistributedDataParallel: all_reduce of gradients", flat, "mean")
-        mine, start = None, 0
-        for q in bucket.params:
-            piece = xp.reshape(flat[start:start + q.size], q.shape)
+        start = 0
+        for q, total in zip(bucket.params, totals):
+            total[...] = xp.reshape(flat[start:start + q.size], q.shape)
             start += q.size
-            if q is last:
-                mine = piece
-            else:
-                q.grad = piece
-        return mine
+        bucket.totals.clear()
 
     def _finish(self) -> None:
         self.armed = False
