@@ -55,6 +55,7 @@ from lucid.engine.mode import (
     no_grad,
 )
 from lucid.ops.base import Op, apply
+from lucid.ops.graph_xp import NotTwiceDifferentiable
 from lucid.tensor import Tensor
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "Variable"]
@@ -165,6 +166,9 @@ class _FunctionOp(Op):
 
     def backward(self, xp: Any, g: Any) -> tuple[Any, ...]:
         if isinstance(g, Tensor):  # create_graph: backward recorded as a graph
+            if getattr(self.function.backward, "once_differentiable", False):
+                raise NotTwiceDifferentiable(
+                    f"{self.function.__name__}.backward is marked @once_differentiable")
             with enable_grad():
                 grads = self.function.backward(self.ctx, *self._unpack(xp, g, g.device))
                 return self._gradients(grads, g.device, True)
@@ -321,10 +325,6 @@ class Function:
             "__doc__": cls.__doc__ or f"{cls.__name__}: a lucid.autograd.Function.",
             "__module__": cls.__module__, "__qualname__": cls.__qualname__, "function": cls})
         cls._op.name = cls.__name__  # set after the class is made: named, not published
-        if getattr(cls.backward, "once_differentiable", False):
-            cls._op.twice_differentiable = False
-            cls._op.twice_differentiable_why = (f"{cls.__name__}.backward is marked "
-                                                "@once_differentiable.")
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
