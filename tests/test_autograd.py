@@ -540,3 +540,13 @@ def test_a_factored_gradient_on_gpu_equals_cpus():
                          for t in (xw, state, w)]
     for a, b in zip(grads["cpu"], grads["gpu"]):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def test_a_0d_leaf_gets_a_0d_array_as_its_gradient_not_a_numpy_scalar():
+    # NumPy arithmetic on 0-d arrays gives scalars (np.float64), which have no in-place
+    # update: an optimizer step on a 0-d Parameter (PyTorch's nn.Parameter(torch.randn(())))
+    # needs a real array.
+    w = lucid.Tensor(1.5, requires_grad=True)
+    (w * w).backward()
+    assert isinstance(w.grad, np.ndarray) and w.grad.shape == ()
+    assert float(w.grad) == 3.0

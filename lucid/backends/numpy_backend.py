@@ -34,5 +34,7 @@ class NumpyBackend(Backend):
         return array.copy()
 
     def own(self, array: np.ndarray) -> np.ndarray:
+        if not isinstance(array, np.ndarray):  # a NumPy scalar: 0-d arithmetic gives those
+            return np.array(array)
         flags = array.flags
         return array if flags.owndata and flags.writeable else array.copy()

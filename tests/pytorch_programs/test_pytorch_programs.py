@@ -314,8 +314,6 @@ def test_the_pytorch_branch_runs_with_lucid_standing_in_for_torch():
         f"AGREES {n}" for n in names]
 
 
-@_waits_for("the gradient of a 0-d Parameter (nn.Parameter(torch.randn(()))) is a NumPy "
-            "float64 scalar, which SGD.step refuses")
 def test_dynamic_net():
     ns, init, data, out, model = run_on_lucid("dynamic_net")
     x, y = (a.astype(np.float64) for a in data)
