@@ -98,10 +98,18 @@ def pattern(x: float | tuple) -> re.Pattern:
     return re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, alternatives)) + r")(?![\d])")
 
 
+def _text_of_markup(data: str) -> str:
+    """HTML or SVG (or JSON holding them) as the words it shows: tags and their attributes
+    (coordinates, sizes, colours) dropped."""
+    return html.unescape(re.sub(r"<[^>]*>", " ", data))
+
+
 def visible_text(nb: dict) -> str:
     """What a student can read in a notebook: cell sources, text outputs, the text of HTML and
     SVG outputs (not their markup, whose coordinates are numbers too), metadata."""
-    parts = [json.dumps(nb.get("metadata", {}), ensure_ascii=False)]
+    # (the widgets' saved state holds the stepper's frames: their text counts, not the
+    # coordinates of their markup)
+    parts = [_text_of_markup(json.dumps(nb.get("metadata", {}), ensure_ascii=False))]
     for cell in nb["cells"]:
         src = cell["source"]
         parts.append(src if isinstance(src, str) else "".join(src))
@@ -118,7 +126,7 @@ def visible_text(nb: dict) -> str:
                 if mime == RECORD_MIME or mime.startswith("image/png"):
                     continue
                 if mime in ("text/html", "image/svg+xml"):
-                    data = html.unescape(re.sub(r"<[^>]*>", " ", data))
+                    data = _text_of_markup(data)
                 elif not (mime.startswith("text/") or mime.endswith("json")):
                     continue
                 parts.append(data)

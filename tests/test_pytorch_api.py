@@ -93,6 +93,9 @@ def test_std_var_keep_numpys_ddof_0_under_the_axis_keyword():
     np.testing.assert_allclose(t(X).std(axis=0).numpy(), X.std(axis=0))
     np.testing.assert_allclose(lucid.var(t(X), axis=1).numpy(), X.var(axis=1))
     np.testing.assert_allclose(t(X).var(axis=1, ddof=1).numpy(), X.var(axis=1, ddof=1))
+    # axis=None spelled out is NumPy's "every axis", with NumPy's default too
+    np.testing.assert_allclose(lucid.std(t(X), axis=None).numpy(), X.std())
+    np.testing.assert_allclose(t(2.5).std(axis=None).numpy(), 0.0)  # one value: no spread
     with pytest.raises(TypeError, match="var: got both dim= and axis="):
         t(X).var(0, axis=1)
 

@@ -137,17 +137,23 @@ def _publish_extrema() -> None:
 # std / var: Bessel's correction by default
 
 
+#: ``axis=`` not given at all (``axis=None`` given is NumPy's spelling of "every axis")
+_NO_AXIS = object()
+
+
 def _spread(which: str) -> Any:
     reduce = FUNCTIONS[which]
 
     def spread(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-               *, correction: int | None = None, ddof: int | None = None, axis: Any = None,
-               keepdims: bool | None = None) -> Any:
+               *, correction: int | None = None, ddof: int | None = None,
+               axis: Any = _NO_AXIS, keepdims: bool | None = None) -> Any:
+        numpy_style = axis is not _NO_AXIS
+        axis = None if axis is _NO_AXIS else axis
         if dim is not None and axis is not None:
             raise TypeError(f"{which}: got both dim= and axis=; give one of them")
         keep = keepdim if keepdims is None else keepdims
         if ddof is None and correction is None and unbiased is None:
-            ddof = 0 if axis is not None else 1  # NumPy's keyword: NumPy's default
+            ddof = 0 if numpy_style else 1  # NumPy's keyword (even axis=None): NumPy's default
         return reduce(x, axis=dim if axis is None else axis, keepdims=keep,
                       ddof=0 if ddof is None else ddof, correction=correction,
                       unbiased=unbiased)
