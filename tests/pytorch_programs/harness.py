@@ -22,6 +22,7 @@ import numpy as np
 PROGRAMS = Path(__file__).parent / "programs"
 SED = ["sed", "-e", "s/torchvision/lucid.vision/g", "-e", "s/torch/lucid/g"]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
+HAS_TORCHVISION = HAS_TORCH and importlib.util.find_spec("torchvision") is not None
 
 
 def renamed(source: str) -> str:

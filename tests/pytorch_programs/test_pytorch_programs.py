@@ -18,6 +18,7 @@ import pytest
 from tests.pytorch_programs import reference as ref
 from tests.pytorch_programs.harness import (
     HAS_TORCH,
+    HAS_TORCHVISION,
     PROGRAMS,
     renamed,
     renamed_in_python,
@@ -63,8 +64,10 @@ def _pick(out, key):
 
 
 def _torch_agrees(name, init, data, out):
-    """Run the unrenamed program on PyTorch from the same weights and batches."""
-    if not HAS_TORCH:
+    """Run the unrenamed program on PyTorch from the same weights and batches (when PyTorch,
+    and torchvision for a program that imports it, are installed)."""
+    needs_vision = "torchvision" in (PROGRAMS / f"{name}.py").read_text()
+    if not HAS_TORCH or (needs_vision and not HAS_TORCHVISION):
         return
     theirs = run_on_torch(name, init, data)
     for key in COMPARED[name]:
