@@ -33,7 +33,7 @@ class Total:
         self.node = node
         self.array = None
         self.owned = False
-        self.factors: list[FactoredGrad] = []
+        self.factors: list[FactoredGrad] | None = None  # a list once the first arrives
 
     @property
     def backend(self) -> Any:
@@ -43,7 +43,12 @@ class Total:
         """Add one contribution: an array of the node's shape, or a part or factors."""
         if isinstance(g, KINDS):
             g.add_to(self)
-        elif self.array is None:
+        else:
+            self.add_array(g)
+
+    def add_array(self, g: Any) -> None:
+        """Add an array of the node's shape (the common case, which the walk knows)."""
+        if self.array is None:
             self.array = g  # shared, maybe: an add passes one array to both inputs
         else:
             self.array = self.array + g
@@ -100,6 +105,8 @@ class FactoredGrad:
         return self.product([self], xp)
 
     def add_to(self, total: Total) -> None:
+        if total.factors is None:
+            total.factors = []
         total.factors.append(self)
 
     @staticmethod

@@ -201,7 +201,7 @@ class ArrayRules:
         gd, pd = pg.dtype, pdata.dtype  # read once: MLX makes a new object per read
         if gd is not pd and gd != pd:
             pg = pg.astype(pd)
-        parent._g.add(pg)
+        parent._g.add_array(pg)
 
     def keep(self, node: Any, g: Any) -> Any:
         """The new ``.grad`` of a node whose gradient is kept."""
