@@ -12,11 +12,14 @@ plain Python tracebacks stay as they are, and ``short_tracebacks(False)`` turns 
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 from typing import Any
 
 __all__ = ["install", "short_tracebacks", "trim"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: the errors Lucid raises for bad input
 KINDS = (ValueError, TypeError, IndexError, RuntimeError)
@@ -47,6 +50,8 @@ def _short(shell: Any, etype: type, value: BaseException, tb: Any,
     """IPython's handler for :data:`KINDS`: show the trimmed traceback as IPython would."""
     sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # %debug sees all
     stb = shell.InteractiveTB.structured_traceback(etype, value, trim(tb), tb_offset=tb_offset)
+    if stb and not _ANSI.sub("", stb[0]).strip("- \n"):  # IPython's rule of dashes: one line
+        stb = stb[1:]  # less before the message (a student reads from the top)
     shell._showtraceback(etype, value, stb)  # the kernel sends it to the notebook
     return stb
 
