@@ -11,29 +11,9 @@ Everything here is :mod:`lucid.data`'s (one implementation, two spellings): data
 too), :class:`DataLoader` (with worker processes) and :func:`get_worker_info`.
 """
 
-from lucid.data.dataset import (
-    ConcatDataset,
-    Dataset,
-    IterableDataset,
-    Subset,
-    TensorDataset,
-    default_collate,
-    random_split,
-)
-from lucid.data.sampler import (
-    BatchSampler,
-    RandomSampler,
-    Sampler,
-    SequentialSampler,
-    SubsetRandomSampler,
-    WeightedRandomSampler,
-)
-from lucid.data.dataloader import DataLoader
-from lucid.data.distributed import DistributedSampler
-from lucid.data.worker import WorkerInfo, get_worker_info
+from lucid.data import *
+from lucid.data import __all__ as _data_names
+from lucid.data.worker import WorkerInfo
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
-           "random_split", "default_collate", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler",
-           "DataLoader",
-           "get_worker_info", "WorkerInfo"]
+del datasets, transforms  # noqa: F821  (torchvision's names: lucid.vision.datasets, .transforms)
+__all__ = [n for n in _data_names if n not in ("datasets", "transforms")] + ["WorkerInfo"]
