@@ -341,9 +341,9 @@ def _signature(graph: Graph, box: _Shown, types: Mapping[str, str],
     return types.get(".".join(box.path)), tuple(nodes), tuple(wiring)
 
 
-def _roll_up(graph: Graph, view: _View, types: Mapping[str, str],
-             out_edges: Mapping[str, list[Edge]]) -> _View:
-    """Merge chains of identical sibling boxes (block i feeds only block i+1) into one box."""
+def _drawn_links(graph: Graph, view: _View) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Which drawn nodes each drawn node feeds (``outs``) and is fed by (``ins``): the graph's
+    edges between different nodes of ``view``."""
     outs: dict[str, set[str]] = defaultdict(set)
     ins: dict[str, set[str]] = defaultdict(set)
     for e in graph.edges:
@@ -351,6 +351,13 @@ def _roll_up(graph: Graph, view: _View, types: Mapping[str, str],
         if a != b:
             outs[a].add(b)
             ins[b].add(a)
+    return outs, ins
+
+
+def _roll_up(graph: Graph, view: _View, types: Mapping[str, str],
+             out_edges: Mapping[str, list[Edge]]) -> _View:
+    """Merge chains of identical sibling boxes (block i feeds only block i+1) into one box."""
+    outs, ins = _drawn_links(graph, view)
     sigs: dict[str, tuple] = {}
 
     def sig(s: _Shown) -> tuple:
@@ -560,13 +567,7 @@ def _fold_parallel(graph: Graph, view: _View) -> _View:
     """Fold identical ops side by side -- the same op, shape and place, fed by the same drawn
     nodes and feeding the same ones -- into the first: a loop's 20 slices ``x[t]`` feeding a
     collapsed cell are drawn as one node "× 20" (a view with modules collapsed only)."""
-    ins: dict[str, set[str]] = defaultdict(set)
-    outs: dict[str, set[str]] = defaultdict(set)
-    for e in graph.edges:
-        a, b = view.where[e.src], view.where[e.dst]
-        if a != b:
-            outs[a].add(b)
-            ins[b].add(a)
+    outs, ins = _drawn_links(graph, view)
     first: dict[tuple, _Shown] = {}
     merged: set[str] = set()
     for sid, s in view.shown.items():
@@ -590,11 +591,7 @@ def _fold_parallel(graph: Graph, view: _View) -> _View:
 def _fold_params(graph: Graph, view: _View) -> _View:
     """Draw the parameters of one module that feed the same drawn ops as one node ("params"):
     a weight and its bias side by side become one."""
-    outs: dict[str, set[str]] = defaultdict(set)
-    for e in graph.edges:
-        a, b = view.where[e.src], view.where[e.dst]
-        if a != b:
-            outs[a].add(b)
+    outs, _ = _drawn_links(graph, view)
     first: dict[tuple, _Shown] = {}
     merged: set[str] = set()
     for sid, s in view.shown.items():
