@@ -159,7 +159,13 @@ def einsum(*tensors_and_pattern: Any) -> Tensor:
     """``einsum(a, b, "batch i j, batch j k -> batch i k")``: lucid.einsum with named axes
     (any length, separated by spaces) and the pattern last, einops' convention.  Each name
     maps to one letter and the contraction runs through ``lucid.einsum`` (its gradient).
+
+    With the pattern *first* (``einsum("ij,jk->ik", a, b)``, Lucid 2.x's and NumPy's order)
+    it is ``lucid.einsum`` itself: one letter per axis.
     """
+    if tensors_and_pattern and isinstance(tensors_and_pattern[0], str):
+        pattern, *tensors = tensors_and_pattern
+        return ops.einsum(pattern, *(_tensor(t) for t in tensors))
     if len(tensors_and_pattern) < 2 or not isinstance(tensors_and_pattern[-1], str):
         raise EinopsError(
             "lucid.einops.einsum: give the tensors first and the pattern (a string) last, "

@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from lucid.backends.numpy_erf import erf as numpy_erf
-from lucid.ops.base import FUNCTIONS, Op, apply, public
+from lucid.ops.base import FUNCTIONS, OPERATORS, Op, apply, public
 from lucid.shapes import broadcast_shape
 from lucid.types import as_numeric, to_numeric_type
 
@@ -353,7 +353,8 @@ class Tanh(Elementwise):
 
 class Clip(Elementwise):
     """y = min(max(x, lo), hi) with lo = ``min_value``, hi = ``max_value`` (either may be
-    None).   dy/dx = 1 inside [lo, hi], 0 where x was clipped."""
+    None; with neither, as in NumPy 2 and Lucid 2.x, y is a copy of x).
+    dy/dx = 1 inside [lo, hi], 0 where x was clipped."""
 
     name = "clip"
     method = True
@@ -361,11 +362,13 @@ class Clip(Elementwise):
 
     #: how the bounds are called in messages (Clamp uses PyTorch's names)
     bounds = ("min_value", "max_value")
+    #: PyTorch's clamp refuses to be called without a bound; NumPy's clip does not
+    needs_a_bound = False
 
     def __init__(self, min_value: float | None = None, max_value: float | None = None) -> None:
         lo, hi = min_value, max_value
         low_name, high_name = self.bounds
-        if lo is None and hi is None:
+        if lo is None and hi is None and self.needs_a_bound:
             raise self.error(f"give {low_name}, {high_name} or both")
         if lo is not None and hi is not None and lo > hi:
             raise self.error(f"{low_name} {lo} is greater than {high_name} {hi}")
@@ -374,6 +377,8 @@ class Clip(Elementwise):
 
     def forward(self, xp, x):
         self.x = x
+        if self.lo is None and self.hi is None:
+            return xp.array(x)  # a copy (MLX refuses clip with no bound)
         return xp.clip(x, self.lo, self.hi)
 
     def backward(self, xp, g):
@@ -392,6 +397,7 @@ class Clamp(Clip):
 
     name = "clamp"
     bounds = ("min", "max")
+    needs_a_bound = True
 
     def __init__(self, min: float | None = None, max: float | None = None) -> None:  # noqa: A002
         super().__init__(min, max)
@@ -591,6 +597,7 @@ class Div(Binary):
     """y = a / b.   dy/da = 1/b, dy/db = -a/b^2."""
 
     name = "div"
+    function = None  # lucid.div (below) also takes a rounding mode; ``a / b`` runs this op
     operator = "/"
     wants_needs = True
 
@@ -629,6 +636,34 @@ class FloorDiv(Binary):
     def backward(self, xp, g):
         zero = xp.zeros_like(g)
         return (zero if self.needs[0] else None), (zero if self.needs[1] else None)
+
+
+@public
+def div(a: Any, b: Any, rounding_mode: str | None = None, *, floor: bool = False) -> Any:
+    """a / b, or rounded to an integer value as PyTorch's ``torch.div`` does:
+    ``rounding_mode="floor"`` is ``a // b`` (rounded down), ``"trunc"`` rounds toward zero
+    (C's integer division).  ``floor=True`` is Lucid 2.x's spelling of ``"floor"``.
+    A rounded quotient is piecewise constant: its gradient is 0.
+    """
+    if floor:
+        if rounding_mode not in (None, "floor"):
+            raise ValueError(f"div: floor=True and rounding_mode={rounding_mode!r} disagree; "
+                             f"give one of them")
+        rounding_mode = "floor"
+    if rounding_mode is None:
+        return OPERATORS["/"](a, b)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+                         f"{rounding_mode!r}")
+    down = FUNCTIONS["floordiv"](a, b)
+    if rounding_mode == "floor":
+        return down
+    # toward zero: a negative quotient that was not whole was rounded one too far down
+    rounded_off = FUNCTIONS["logical_and"](down < 0, down * b != a)
+    return FUNCTIONS["where"](rounded_off, down + 1, down)
+
+
+public(FUNCTIONS["floordiv"], name="floor_divide")  # NumPy's and PyTorch's name for a // b
 
 
 class Pow(Binary):

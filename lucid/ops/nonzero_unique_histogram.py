@@ -90,7 +90,9 @@ class Unique(_Counting):
     ``return_inverse=True`` also returns the Int64 indices that rebuild x from the values
     (``values[inverse]`` equals x; for ``axis=None`` inverse has x's shape, as in NumPy 2 and
     PyTorch), ``return_counts=True`` how often each value occurs.  The results come in that
-    order: ``values, inverse, counts``.  Not differentiable.
+    order: ``values, inverse, counts``.  ``sorted`` (PyTorch's and Lucid 2.x's argument) is
+    accepted either way: the values always come sorted, which ``sorted=False`` allows.
+    Not differentiable.
     """
 
     name = "unique"
@@ -108,8 +110,8 @@ class Unique(_Counting):
         self.axis = axis
 
     @classmethod
-    def call(cls, x: Any, return_inverse: bool = False, return_counts: bool = False,
-             axis: int | None = None) -> Any:
+    def call(cls, x: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+             return_counts: bool = False, axis: int | None = None) -> Any:
         op = cls(return_inverse, return_counts, axis)
         out = apply(op, x)
         if not (return_inverse or return_counts):

@@ -443,8 +443,8 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
 def _binary_method(name: str, fn_name: str) -> None:
     fn = FUNCTIONS[fn_name]
 
-    def method(self: Tensor, other: Any) -> Tensor:
-        return fn(self, other)
+    def method(self: Tensor, other: Any, **options: Any) -> Tensor:
+        return fn(self, other, **options)  # x.div(y, rounding_mode="floor")
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``x.{name}(y)``: the same as ``lucid.{fn_name}(x, y)``."

@@ -237,9 +237,13 @@ def instance_norm(
     return _affine(y, weight, bias, _channel_shape(x))
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, *,
+              ord: float | None = None, axis: int | None = None) -> Tensor:  # noqa: A002
     """y = x / max(||x||_p, eps) along ``dim`` (PyTorch's ``F.normalize``): unit vectors, and
-    no division by zero: an all-zero vector stays 0 (its gradient is 1 / eps, as PyTorch's)."""
+    no division by zero: an all-zero vector stays 0 (its gradient is 1 / eps, as PyTorch's).
+    ``ord=`` and ``axis=`` are Lucid 2.x's names for ``p`` and ``dim``."""
+    p = p if ord is None else ord
+    dim = dim if axis is None else axis
     x = input if isinstance(input, Tensor) else Tensor(input)
     norm = x.norm(p, axis=dim, keepdims=True)
     return x / maximum(norm, eps)
