@@ -195,9 +195,10 @@ def test_the_course_has_its_notebooks():
         "00_start_here", "01_tensors_and_dtypes", "02_autograd_and_the_dag",
         "03_backward_step_by_step", "04_gradients_by_hand", "05_devices_cpu_gpu", "06_flops",
         "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_cnns_and_resnet",
-        "10_layers_and_losses", "11_optimizers_and_data", "12_build_it_yourself",
-        "13_recurrent_networks", "14_gradients_through_time", "15_attention", "16_a_tiny_gpt",
-        "17_generative_models", "18_beyond_first_derivatives", "19_data_parallel",
+        "10_convolutions_and_normalisation", "11_activations_and_losses", "12_optimizers_and_data",
+        "13_build_it_yourself", "14_recurrent_networks", "15_gradients_through_time",
+        "16_attention", "17_a_tiny_gpt", "18_generative_models", "19_beyond_first_derivatives",
+        "20_data_parallel",
     ]
 
 

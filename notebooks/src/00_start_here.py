@@ -28,26 +28,28 @@
 #   handwritten digits, loss curves, gradient norms per layer
 # - [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb): convolution as one matrix product, a
 #   small CNN, ResNet-18 and why residual connections matter
-# - [10 · Layers and losses](10_layers_and_losses.ipynb): the rest of the shelf: convolutions,
-#   pooling, normalisation, dropout, embeddings, activations, attention, losses, initialisation
-# - [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb): how each optimizer
+# - [10 · More layers](10_convolutions_and_normalisation.ipynb): random numbers, the other
+#   convolutions and poolings, normalisation, dropout
+# - [11 · Embeddings, activations and losses](11_activations_and_losses.ipynb): embeddings,
+#   activations and their slopes, attention, `ModuleDict`, the losses, initialisation
+# - [12 · Optimizers, schedules and data](12_optimizers_and_data.ipynb): how each optimizer
 #   moves a parameter, learning-rate schedules, datasets and loaders, LeNet-5
-# - [12 · Build it yourself](12_build_it_yourself.ipynb): your own op (forward, backward,
+# - [13 · Build it yourself](13_build_it_yourself.ipynb): your own op (forward, backward,
 #   FLOPs) checked with `gradcheck` and seen in `draw` and the stepper, then your own
 #   optimizer and your own layer
-# - [13 · Recurrent networks](13_recurrent_networks.ipynb): a recurrent cell as a loop,
+# - [14 · Recurrent networks](14_recurrent_networks.ipynb): a recurrent cell as a loop,
 #   `nn.RNN`, `nn.LSTM`, `nn.GRU`, and an LSTM and an RNN trained on a task that needs memory
-# - [14 · Gradients through time](14_gradients_through_time.ipynb): vanishing and exploding
+# - [15 · Gradients through time](15_gradients_through_time.ipynb): vanishing and exploding
 #   gradients through time, why the LSTM keeps them, gradient clipping
-# - [15 · Attention](15_attention.ipynb): attention written out, the causal mask, attention
+# - [16 · Attention](16_attention.ipynb): attention written out, the causal mask, attention
 #   maps, positional encodings, a Transformer layer part by part, and the text a GPT will learn
-# - [16 · A tiny GPT](16_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
+# - [17 · A tiny GPT](17_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
 #   text, what its heads look at, and where its FLOPs go
-# - [17 · Generative models](17_generative_models.ipynb): a variational autoencoder (VAE) on
+# - [18 · Generative models](18_generative_models.ipynb): a variational autoencoder (VAE) on
 #   the digits
-# - [18 · Beyond the first derivative](18_beyond_first_derivatives.ipynb): Hessians and
+# - [19 · Beyond the first derivative](19_beyond_first_derivatives.ipynb): Hessians and
 #   gradient penalties, `lucid.linalg`, einops, more layers and optimizers
-# - [19 · Past one machine: data parallelism](19_data_parallel.ipynb): why averaging gradients
+# - [20 · Past one machine: data parallelism](20_data_parallel.ipynb): why averaging gradients
 #   over shards equals the full batch, the ring all-reduce, two processes trained as one
 #
 # Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.

@@ -533,5 +533,5 @@ print(inspect.getsource(type(resnet.layer1[0])))
 
 # %% [markdown]
 #
-# **Next:** [10 · Layers and losses](10_layers_and_losses.ipynb): the rest of Lucid's layers and
-# losses (chapter 11 does the optimizers, schedules and data tools).
+# **Next:** [10 · More layers](10_convolutions_and_normalisation.ipynb): the rest of Lucid's
+# layers, in two chapters (10 and 11), then its optimizers and data tools (chapter 12).
