@@ -194,11 +194,11 @@ def test_the_course_has_its_notebooks():
     assert names == [
         "00_start_here", "01_tensors_and_dtypes", "02_autograd_and_the_dag",
         "03_backward_step_by_step", "04_gradients_by_hand", "05_devices_cpu_gpu", "06_flops",
-        "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_cnns_and_resnet",
-        "10_convolutions_and_normalisation", "11_activations_and_losses", "12_optimizers_and_data",
-        "13_build_it_yourself", "14_recurrent_networks", "15_gradients_through_time",
-        "16_attention", "17_a_tiny_gpt", "18_generative_models", "19_beyond_first_derivatives",
-        "20_data_parallel",
+        "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_convolutional_networks",
+        "10_resnet", "11_convolutions_and_normalisation", "12_activations_and_losses",
+        "13_optimizers_and_data", "14_build_it_yourself", "15_recurrent_networks",
+        "16_gradients_through_time", "17_attention", "18_a_tiny_gpt", "19_generative_models",
+        "20_beyond_first_derivatives", "21_data_parallel",
     ]
 
 

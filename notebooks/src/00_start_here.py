@@ -26,30 +26,32 @@
 #   how a model finds its parts, BatchNorm's buffers, saving and loading, hooks
 # - [08 · Training an MLP](08_training_an_mlp.ipynb): a full training loop on real
 #   handwritten digits, loss curves, gradient norms per layer
-# - [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb): convolution as one matrix product, a
-#   small CNN, ResNet-18 and why residual connections matter
-# - [10 · More layers](10_convolutions_and_normalisation.ipynb): random numbers, the other
+# - [09 · Convolutional networks](09_convolutional_networks.ipynb): convolution as one matrix
+#   product, its FLOPs, pooling, a small CNN on the digits, BatchNorm's two modes
+# - [10 · ResNet-18 and residual connections](10_resnet.ipynb): ResNet-18 summarised and drawn,
+#   and why its shortcuts let the gradient through
+# - [11 · More layers](11_convolutions_and_normalisation.ipynb): random numbers, the other
 #   convolutions and poolings, normalisation, dropout
-# - [11 · Embeddings, activations and losses](11_activations_and_losses.ipynb): embeddings,
+# - [12 · Embeddings, activations and losses](12_activations_and_losses.ipynb): embeddings,
 #   activations and their slopes, attention, `ModuleDict`, the losses, initialisation
-# - [12 · Optimizers, schedules and data](12_optimizers_and_data.ipynb): how each optimizer
+# - [13 · Optimizers, schedules and data](13_optimizers_and_data.ipynb): how each optimizer
 #   moves a parameter, learning-rate schedules, datasets and loaders, LeNet-5
-# - [13 · Build it yourself](13_build_it_yourself.ipynb): your own op (forward, backward,
+# - [14 · Build it yourself](14_build_it_yourself.ipynb): your own op (forward, backward,
 #   FLOPs) checked with `gradcheck` and seen in `draw` and the stepper, then your own
 #   optimizer and your own layer
-# - [14 · Recurrent networks](14_recurrent_networks.ipynb): a recurrent cell as a loop,
+# - [15 · Recurrent networks](15_recurrent_networks.ipynb): a recurrent cell as a loop,
 #   `nn.RNN`, `nn.LSTM`, `nn.GRU`, and an LSTM and an RNN trained on a task that needs memory
-# - [15 · Gradients through time](15_gradients_through_time.ipynb): vanishing and exploding
+# - [16 · Gradients through time](16_gradients_through_time.ipynb): vanishing and exploding
 #   gradients through time, why the LSTM keeps them, gradient clipping
-# - [16 · Attention](16_attention.ipynb): attention written out, the causal mask, attention
+# - [17 · Attention](17_attention.ipynb): attention written out, the causal mask, attention
 #   maps, positional encodings, a Transformer layer part by part, and the text a GPT will learn
-# - [17 · A tiny GPT](17_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
+# - [18 · A tiny GPT](18_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
 #   text, what its heads look at, and where its FLOPs go
-# - [18 · Generative models](18_generative_models.ipynb): a variational autoencoder (VAE) on
+# - [19 · Generative models](19_generative_models.ipynb): a variational autoencoder (VAE) on
 #   the digits
-# - [19 · Beyond the first derivative](19_beyond_first_derivatives.ipynb): Hessians and
+# - [20 · Beyond the first derivative](20_beyond_first_derivatives.ipynb): Hessians and
 #   gradient penalties, `lucid.linalg`, einops, more layers and optimizers
-# - [20 · Past one machine: data parallelism](20_data_parallel.ipynb): why averaging gradients
+# - [21 · Past one machine: data parallelism](21_data_parallel.ipynb): why averaging gradients
 #   over shards equals the full batch, the ring all-reduce, two processes trained as one
 #
 # Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.

@@ -248,7 +248,7 @@ lucid_viz.plot_grad_norms(norm_history, title="MLP on digits: gradient norm per 
 # * **A healthy network.** The three lines stay close together all the way. In a
 #   *deep* network without care, the lines fan out: the norms of the first layers collapse towards
 #   0 (**vanishing** gradients - those layers stop learning) or blow up (**exploding** gradients -
-#   training diverges). Chapter 09 shows the fan and the cure (residual connections); Exercise 8.3
+#   training diverges). Chapter 10 shows the fan and the cure (residual connections); Exercise 8.3
 #   below shows what a too-large learning rate does to these lines.
 #
 # The first and the last recorded step, as numbers:
@@ -511,5 +511,5 @@ check_function("Exercise 8.4", cross_entropy, lucid_cross_entropy,
                     "longer overflows.")
 
 # %% [markdown]
-# **Next:** [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb) replaces the MLP by convolutions
-# and builds ResNet-18.
+# **Next:** [09 · Convolutional networks](09_convolutional_networks.ipynb) replaces the MLP by
+# convolutions; [chapter 10](10_resnet.ipynb) builds ResNet-18 from them.
