@@ -194,11 +194,11 @@ def test_the_course_has_its_notebooks():
     assert names == [
         "00_start_here", "01_tensors_and_dtypes", "02_autograd_and_the_dag",
         "03_backward_step_by_step", "04_gradients_by_hand", "05_devices_cpu_gpu", "06_flops",
-        "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_convolutional_networks",
-        "10_resnet", "11_convolutions_and_normalisation", "12_activations_and_losses",
-        "13_optimizers_and_data", "14_build_it_yourself", "15_recurrent_networks",
-        "16_gradients_through_time", "17_attention", "18_a_tiny_gpt", "19_generative_models",
-        "20_beyond_first_derivatives", "21_data_parallel",
+        "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_reading_a_training_run",
+        "10_convolutional_networks", "11_resnet", "12_convolutions_and_normalisation",
+        "13_activations_and_losses", "14_optimizers_and_data", "15_build_it_yourself",
+        "16_recurrent_networks", "17_gradients_through_time", "18_attention", "19_a_tiny_gpt",
+        "20_generative_models", "21_beyond_first_derivatives", "22_data_parallel",
     ]
 
 

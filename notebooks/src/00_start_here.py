@@ -25,33 +25,35 @@
 # - [07 · Parameters, buffers and `state_dict`](07_parameters_buffers_state_dict.ipynb):
 #   how a model finds its parts, BatchNorm's buffers, saving and loading, hooks
 # - [08 · Training an MLP](08_training_an_mlp.ipynb): a full training loop on real
-#   handwritten digits, loss curves, gradient norms per layer
-# - [09 · Convolutional networks](09_convolutional_networks.ipynb): convolution as one matrix
+#   handwritten digits: split, standardise, batch, the loop, loss curves, test accuracy
+# - [09 · Reading a training run](09_reading_a_training_run.ipynb): gradient norms per layer,
+#   the mistakes, saving the weights, Adam and a learning rate too large
+# - [10 · Convolutional networks](10_convolutional_networks.ipynb): convolution as one matrix
 #   product, its FLOPs, pooling, a small CNN on the digits, BatchNorm's two modes
-# - [10 · ResNet-18 and residual connections](10_resnet.ipynb): ResNet-18 summarised and drawn,
+# - [11 · ResNet-18 and residual connections](11_resnet.ipynb): ResNet-18 summarised and drawn,
 #   and why its shortcuts let the gradient through
-# - [11 · More layers](11_convolutions_and_normalisation.ipynb): random numbers, the other
+# - [12 · More layers](12_convolutions_and_normalisation.ipynb): random numbers, the other
 #   convolutions and poolings, normalisation, dropout
-# - [12 · Embeddings, activations and losses](12_activations_and_losses.ipynb): embeddings,
+# - [13 · Embeddings, activations and losses](13_activations_and_losses.ipynb): embeddings,
 #   activations and their slopes, attention, `ModuleDict`, the losses, initialisation
-# - [13 · Optimizers, schedules and data](13_optimizers_and_data.ipynb): how each optimizer
+# - [14 · Optimizers, schedules and data](14_optimizers_and_data.ipynb): how each optimizer
 #   moves a parameter, learning-rate schedules, datasets and loaders, LeNet-5
-# - [14 · Build it yourself](14_build_it_yourself.ipynb): your own op (forward, backward,
+# - [15 · Build it yourself](15_build_it_yourself.ipynb): your own op (forward, backward,
 #   FLOPs) checked with `gradcheck` and seen in `draw` and the stepper, then your own
 #   optimizer and your own layer
-# - [15 · Recurrent networks](15_recurrent_networks.ipynb): a recurrent cell as a loop,
+# - [16 · Recurrent networks](16_recurrent_networks.ipynb): a recurrent cell as a loop,
 #   `nn.RNN`, `nn.LSTM`, `nn.GRU`, and an LSTM and an RNN trained on a task that needs memory
-# - [16 · Gradients through time](16_gradients_through_time.ipynb): vanishing and exploding
+# - [17 · Gradients through time](17_gradients_through_time.ipynb): vanishing and exploding
 #   gradients through time, why the LSTM keeps them, gradient clipping
-# - [17 · Attention](17_attention.ipynb): attention written out, the causal mask, attention
+# - [18 · Attention](18_attention.ipynb): attention written out, the causal mask, attention
 #   maps, positional encodings, a Transformer layer part by part, and the text a GPT will learn
-# - [18 · A tiny GPT](18_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
+# - [19 · A tiny GPT](19_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
 #   text, what its heads look at, and where its FLOPs go
-# - [19 · Generative models](19_generative_models.ipynb): a variational autoencoder (VAE) on
+# - [20 · Generative models](20_generative_models.ipynb): a variational autoencoder (VAE) on
 #   the digits
-# - [20 · Beyond the first derivative](20_beyond_first_derivatives.ipynb): Hessians and
+# - [21 · Beyond the first derivative](21_beyond_first_derivatives.ipynb): Hessians and
 #   gradient penalties, `lucid.linalg`, einops, more layers and optimizers
-# - [21 · Past one machine: data parallelism](21_data_parallel.ipynb): why averaging gradients
+# - [22 · Past one machine: data parallelism](22_data_parallel.ipynb): why averaging gradients
 #   over shards equals the full batch, the ring all-reduce, two processes trained as one
 #
 # Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.

@@ -1,8 +1,8 @@
 # %% [markdown]
-# # 12 · Embeddings, activations and losses
+# # 13 · Embeddings, activations and losses
 #
 # The second part of the tour of the shelf that
-# [chapter 11](11_convolutions_and_normalisation.ipynb) began: the layers that look tokens up,
+# [chapter 12](12_convolutions_and_normalisation.ipynb) began: the layers that look tokens up,
 # squash and attend, the container that holds parts by name, the losses, and how a layer's weights
 # should start. As before, each section is short and stands on its own, and each cell's output
 # checks what it shows.
@@ -16,7 +16,7 @@
 # | 9 | losses, and the shape mistake they refuse | `lucid.nn` |
 # | 10 | weight initialisation | `lucid.nn.init` |
 #
-# (The sections go on from chapter 11's numbers: chapters 11, 12 and 13 are one tour.)
+# (The sections go on from chapter 12's numbers: chapters 12, 13 and 14 are one tour.)
 #
 # **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop,
 # cross-entropy); the sections can be read in any order.
@@ -113,7 +113,7 @@ plt.show()
 # %% [markdown]
 # What to read off the plot: Sigmoid's slope is at most 1/4 and Tanh's at most 1, and both vanish
 # for large $|x|$ (saturation: deep stacks of them train slowly). LeakyReLU never has a zero slope,
-# so its units cannot die (notebook 08). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
+# so its units cannot die (notebook 09). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
 # SiLU even dip below zero. Each derivative matches its textbook formula:
 
 # %% tags=["nbval-check-output"]
@@ -391,7 +391,7 @@ plt.show()
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 12.1 · An embedding layer of your own
+# ### Exercise 13.1 · An embedding layer of your own
 #
 # Write the layer `MyEmbedding(num_embeddings, embedding_dim)`: an `nn.Module` with one
 # Parameter, `weight`, a table of shape `(num_embeddings, embedding_dim)` drawn from
@@ -425,7 +425,7 @@ def embedding_report(make_layer):
             "gradient of weight": layer.weight.grad}
 
 
-check_function("Exercise 12.1", lambda: embedding_report(MyEmbedding),
+check_function("Exercise 13.1", lambda: embedding_report(MyEmbedding),
                lambda: embedding_report(nn.Embedding), [()],
                nudge="A layer registers its table as an nn.Parameter in __init__; forward "
                      "only looks rows up.",
@@ -434,7 +434,7 @@ check_function("Exercise 12.1", lambda: embedding_report(MyEmbedding),
                     "Tensor of ids picks rows, and backward adds the gradients of repeated ids).")
 
 # %% [markdown]
-# ### Exercise 12.2 · Slopes at a point
+# ### Exercise 13.2 · Slopes at a point
 #
 # Without running anything, give the derivative of three activations at one point each:
 # `nn.GELU()` at $x = 0$, `nn.ELU(alpha=1.0)` at $x = -1$ and `nn.Sigmoid()` at $x = \ln 3$
@@ -448,19 +448,19 @@ sigmoid_slope_at_ln3 = 0.75 * 0.25
 
 # %% tags=["check"]
 nudge = "Section 6 lists each activation's derivative next to its plot."
-check_grad("Exercise 12.2 (GELU at 0)", gelu_slope_at_0, nn.GELU(), [0.0], nudge=nudge,
+check_grad("Exercise 13.2 (GELU at 0)", gelu_slope_at_0, nn.GELU(), [0.0], nudge=nudge,
            hint="GELU'(x) = Phi(x) + x phi(x); at 0 the second term vanishes, and Phi, the "
                 "normal CDF, is at its middle.")
-check_grad("Exercise 12.2 (ELU at -1)", elu_slope_at_minus_1, nn.ELU(alpha=1.0), [-1.0],
+check_grad("Exercise 13.2 (ELU at -1)", elu_slope_at_minus_1, nn.ELU(alpha=1.0), [-1.0],
            nudge=nudge, hint="for x < 0, ELU(x) = e^x - 1, so its slope there is e^x.",
            mistakes={"that is ELU's value at -1, not its slope": np.exp(-1) - 1})
-check_grad("Exercise 12.2 (Sigmoid at ln 3)", sigmoid_slope_at_ln3, nn.Sigmoid(), [math.log(3)],
+check_grad("Exercise 13.2 (Sigmoid at ln 3)", sigmoid_slope_at_ln3, nn.Sigmoid(), [math.log(3)],
            nudge=nudge, hint="sigma'(x) = sigma(x)(1 - sigma(x)), and sigma(ln 3) = 1 / (1 + 1/3).",
            mistakes={"that is the sigmoid's value at ln 3, not its slope": 0.75})
 
 
 # %% [markdown]
-# ### Exercise 12.3 · A binary cross-entropy that cannot overflow
+# ### Exercise 13.3 · A binary cross-entropy that cannot overflow
 #
 # Write `bce_with_logits(z, y)` for NumPy arrays of logits `z` and 0/1 targets `y` of the same
 # shape: the mean over the elements of $-[y \log \sigma(z) + (1-y) \log(1-\sigma(z))]$, as
@@ -488,7 +488,7 @@ def naive_bce(z, y):
         return float(np.mean(-(y * np.log(p) + (1 - y) * np.log(1 - p))))
 
 
-check_function("Exercise 12.3", bce_with_logits, lucid_bce_with_logits,
+check_function("Exercise 13.3", bce_with_logits, lucid_bce_with_logits,
                [(np.array([1.2, -0.7, 0.4, -2.5]), np.array([1.0, 0.0, 1.0, 0.0])),
                 (np.array([[0.0, 3.0], [-1.0, 2.5]]), np.array([[1.0, 1.0], [0.0, 1.0]])),
                 (np.array([10.0, 50.0, 200.0, -200.0]), np.array([0.0, 0.0, 0.0, 1.0]))],
@@ -501,7 +501,7 @@ check_function("Exercise 12.3", bce_with_logits, lucid_bce_with_logits,
                          "rounds to 0 or 1": naive_bce})
 
 # %% [markdown]
-# ### Exercise 12.4 · The shapes of cross-attention
+# ### Exercise 13.4 · The shapes of cross-attention
 #
 # `mha = nn.MultiHeadAttention(embed_dim=16, num_heads=2)` attends from a query of shape
 # `(2, 3, 16)` (2 sequences of 3 tokens) to keys and values of shape `(2, 7, 16)`. Give the
@@ -521,18 +521,18 @@ kv_check = lucid.random.randn(2, 7, 16, dtype=lucid.Float32)
 _, w_check = mha_check(q_check, kv_check, kv_check)
 _, heads_check = mha_check(q_check, kv_check, kv_check, average_attn_weights=False)
 nudge = "Section 7: one row of weights per query token, one column per key token."
-check("Exercise 12.4 (head size)", head_size, mha_check.head_dim, nudge=nudge,
+check("Exercise 13.4 (head size)", head_size, mha_check.head_dim, nudge=nudge,
       hint="the 16 features are split evenly between the heads.",
       mistakes={"that is the number of heads; the size is what each head gets": 2})
-check("Exercise 12.4 (weights)", weights_shape, w_check.shape, nudge=nudge,
+check("Exercise 13.4 (weights)", weights_shape, w_check.shape, nudge=nudge,
       hint="averaged over the heads, the weights are (N, L, S): L query tokens, S key tokens.")
-check("Exercise 12.4 (per head)", per_head_shape, heads_check.shape, nudge=nudge,
+check("Exercise 13.4 (per head)", per_head_shape, heads_check.shape, nudge=nudge,
       hint="per head they are (N, heads, L, S), as section 7 prints.")
 
 # %% [markdown]
-# Every layer and loss of Lucid has now appeared in chapter 11 or 12. To see how one of them
+# Every layer and loss of Lucid has now appeared in chapter 12 or 13. To see how one of them
 # works, print its code: `print(inspect.getsource(nn.GELU))` (after `import inspect`) shows the
 # class, and its docstring states the formula you saw checked here.
 #
-# **Next:** [13 · Optimizers, schedules and data](13_optimizers_and_data.ipynb): the rest of the
+# **Next:** [14 · Optimizers, schedules and data](14_optimizers_and_data.ipynb): the rest of the
 # shelf.

@@ -1,12 +1,12 @@
 # %% [markdown]
-# # 11 · More layers: convolutions, pooling, normalisation, dropout
+# # 12 · More layers: convolutions, pooling, normalisation, dropout
 #
-# Chapters 08 to 10 trained real models with a handful of pieces: `Linear`, `Conv2d`,
+# Chapters 08 to 11 trained real models with a handful of pieces: `Linear`, `Conv2d`,
 # `cross_entropy`, SGD. Lucid has more, with PyTorch's names and shapes. This chapter and the next
 # two are a guided tour of the shelf: here the random numbers behind every layer, the other
 # convolutions and poolings, normalisation and dropout;
-# [chapter 12](12_activations_and_losses.ipynb) does embeddings, activations, attention, losses and
-# initialisation, chapter 13 the optimizers, schedules and data tools. Each section is short and
+# [chapter 13](13_activations_and_losses.ipynb) does embeddings, activations, attention, losses and
+# initialisation, chapter 14 the optimizers, schedules and data tools. Each section is short and
 # stands on its own: one idea, and a cell whose output checks it - a shape against its formula, a
 # value against NumPy, or a plot.
 #
@@ -18,7 +18,7 @@
 # | 4 | dropout | `lucid.nn` |
 #
 # **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) and
-# [09 · Convolutional networks](09_convolutional_networks.ipynb); the sections can be read in any
+# [10 · Convolutional networks](10_convolutional_networks.ipynb); the sections can be read in any
 # order.
 
 # %%
@@ -105,7 +105,7 @@ print("identical:", np.array_equal(on_cpu.numpy(), on_gpu.numpy()))
 #
 # ### `Conv1d`: convolution along a sequence
 #
-# `Conv2d` (notebook 09) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
+# `Conv2d` (notebook 10) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
 # sequence `(N, C, L)` - audio, a time series, text embeddings. The output length follows the same
 # formula as each side of an image:
 #
@@ -322,7 +322,7 @@ print("eval mode:", drop(ones).numpy()[0])
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 11.1 · Padding that keeps the length
+# ### Exercise 12.1 · Padding that keeps the length
 #
 # A `Conv1d(1, 1, kernel_size=3, padding=p)` should give an output as long as its input. Which
 # padding `p`? And for `kernel_size=5, dilation=2`?
@@ -342,12 +342,12 @@ def keeping_padding(kernel_size, dilation=1):
 
 nudge = "Section 2 gives the output length of a convolution; which padding keeps it at L?"
 hint = "section 2's formula: L_out = L + 2·padding - dilation·(kernel_size - 1) for stride 1."
-check("Exercise 11.1 (kernel 3)", padding_k3, keeping_padding(3), nudge=nudge, hint=hint)
-check("Exercise 11.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2),
+check("Exercise 12.1 (kernel 3)", padding_k3, keeping_padding(3), nudge=nudge, hint=hint)
+check("Exercise 12.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2),
       nudge=nudge, hint=hint)
 
 # %% [markdown]
-# ### Exercise 11.2 · Alone or in a batch
+# ### Exercise 12.2 · Alone or in a batch
 #
 # Of `nn.LayerNorm((6, 3, 3))`, `nn.GroupNorm(2, 6)` and `nn.BatchNorm2d(6)` (in training mode),
 # which give a sample the **same** output whether it comes alone (a batch of 1) or in a batch of
@@ -364,14 +364,14 @@ for layer in (nn.LayerNorm((6, 3, 3)), nn.GroupNorm(2, 6), nn.BatchNorm2d(6)):
     alone, in_batch = layer(batch[:1]).numpy(), layer(batch).numpy()[:1]
     if np.allclose(alone, in_batch, atol=1e-5):
         same.add(type(layer).__name__)
-check("Exercise 11.2", batch_independent, same,
+check("Exercise 12.2", batch_independent, same,
       nudge="Section 3's table says which statistics each normalisation uses.",
       hint="which of them compute their mean and variance from one sample only, and which "
            "over the whole batch (section 3's table)?")
 
 
 # %% [markdown]
-# ### Exercise 11.3 · Implement layer normalisation
+# ### Exercise 12.3 · Implement layer normalisation
 #
 # Write `layer_norm(x, eps=1e-5)` for a NumPy array: normalise each row (the last axis) to mean 0
 # and variance 1, i.e. subtract the row's mean and divide by $\sqrt{\text{variance} +
@@ -391,7 +391,7 @@ def lucid_layer_norm(x, eps=1e-5):
     return F.layer_norm(lucid.Tensor(x), x.shape[-1], eps=eps)
 
 
-check_function("Exercise 11.3", layer_norm, lucid_layer_norm,
+check_function("Exercise 12.3", layer_norm, lucid_layer_norm,
                [(np.array([[1.0, 2.0, 3.0, 4.0]]),),
                 (np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 3.0]]),),
                 (np.arange(24.0).reshape(2, 3, 4), 1e-3)],
@@ -400,7 +400,7 @@ check_function("Exercise 11.3", layer_norm, lucid_layer_norm,
                     "against x.")
 
 # %% [markdown]
-# ### Exercise 11.4 · What dropout does to a tensor
+# ### Exercise 12.4 · What dropout does to a tensor
 #
 # `x = lucid.Tensor([2.0, 4.0, 6.0, 8.0])` goes through `drop = nn.Dropout(p=0.5)`. In training
 # mode each element of `drop(x)` comes out either as 0 or as one other value. Write those other
@@ -417,14 +417,14 @@ drop_check = nn.Dropout(p=0.5)
 lucid.random.seed(0)
 kept = np.stack([drop_check(x_check).numpy() for _ in range(40)]).max(axis=0)
 drop_check.eval()
-check("Exercise 11.4 (training)", survivors, kept,
+check("Exercise 12.4 (training)", survivors, kept,
       entries="the value each element of x has when it survives",
       nudge="Section 4: what happens to the elements dropout does not zero?",
       hint="a survivor is multiplied by 1 / (1 - p), so that the expected value of every "
            "element stays what it was.",
       mistakes={"those are the inputs unchanged: in training mode the survivors are scaled":
                 [2.0, 4.0, 6.0, 8.0]})
-check("Exercise 11.4 (eval)", at_eval, drop_check(x_check).numpy(),
+check("Exercise 12.4 (eval)", at_eval, drop_check(x_check).numpy(),
       entries="the four elements of drop(x) after drop.eval()",
       nudge="Section 4 runs a Dropout after .eval() too.",
       hint="after .eval() dropout zeroes nothing and scales nothing.",
@@ -432,5 +432,5 @@ check("Exercise 11.4 (eval)", at_eval, drop_check(x_check).numpy(),
                 [4.0, 8.0, 12.0, 16.0]})
 
 # %% [markdown]
-# **Next:** [12 · Embeddings, activations and losses](12_activations_and_losses.ipynb): the layers
+# **Next:** [13 · Embeddings, activations and losses](13_activations_and_losses.ipynb): the layers
 # that look up, squash and attend, the losses, and how to start the weights.

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 19 · Generative models: a VAE on digits
+# # 20 · Generative models: a VAE on digits
 #
 # Every model so far answered a question *about* an image: which digit is it? A **generative
 # model** learns what the images themselves look like, well enough to **make new ones**. In this
@@ -20,7 +20,7 @@
 #
 # **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (gradients through a
 # graph), [08 · Training an MLP](08_training_an_mlp.ipynb) (the digits, the training loop) and
-# [09 · Convolutional networks](09_convolutional_networks.ipynb) (convolutions and BatchNorm, for
+# [10 · Convolutional networks](10_convolutional_networks.ipynb) (convolutions and BatchNorm, for
 # section 9). Some probability helps: a Gaussian's density and what an expectation is.
 
 # %%
@@ -550,8 +550,8 @@ plt.show()
 # `lucid.models.generative` holds a second generative model, the **DCGAN** (the one of
 # PyTorch's DCGAN tutorial). It has no encoder and no likelihood. A **generator** $G$ turns
 # noise into an image, with transposed convolutions that double the image size at each step
-# (chapter 11 shows `ConvTranspose2d`), BatchNorm and ReLU, and a Tanh at the end (pixels in
-# $(-1, 1)$). A **discriminator** $D$, a CNN like chapter 09's, gives the probability that an
+# (chapter 12 shows `ConvTranspose2d`), BatchNorm and ReLU, and a Tanh at the end (pixels in
+# $(-1, 1)$). A **discriminator** $D$, a CNN like chapter 10's, gives the probability that an
 # image is real. The two are trained against each other: $D$ learns to tell real images from
 # $G$'s, and $G$ learns to fool $D$. That game is harder to train than a VAE (it needs many more
 # steps and some care) and we do not play it here; we only look at the two networks, sized for
@@ -581,7 +581,7 @@ print(f"parameters of the tutorial's generator: {sum(p.size for p in Generator()
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 19.1 · Predict the KL term
+# ### Exercise 20.1 · Predict the KL term
 #
 # An encoder gives one image the code distribution $\mu = (1, 0)$,
 # $\log\sigma^2 = (0, \ln 4)$. What is its KL term, $\mathrm{KL}(q \,\|\, \mathcal{N}(0, I))$,
@@ -594,7 +594,7 @@ kl_predicted = 0.5 * ((1 + 1 - 1 - 0) + (0 + 4 - 1 - math.log(4)))
 # %% tags=["check"]
 # a reconstruction equal to its 0/1 target costs 0 nats, so vae_loss is the KL term alone
 x_binary = lucid.Tensor([[1.0, 0.0, 1.0, 1.0]])
-check("Exercise 19.1", kl_predicted,
+check("Exercise 20.1", kl_predicted,
       vae_loss(x_binary, x_binary, lucid.Tensor([[1.0, 0.0]]),
                lucid.Tensor([[0.0, math.log(4)]])),
       rtol=1e-3,
@@ -603,7 +603,7 @@ check("Exercise 19.1", kl_predicted,
            "exp(logvar); then add the two.")
 
 # %% [markdown]
-# ### Exercise 19.2 · Predict the gradients through the trick
+# ### Exercise 20.2 · Predict the gradients through the trick
 #
 # $\mu = 1$, $\log\sigma^2 = \ln 9$ (so $\sigma = 3$), a fixed draw $\varepsilon = -0.5$,
 # $z = \mu + \sigma\varepsilon$ and the loss $L = (z - 2)^2$. Give
@@ -619,7 +619,7 @@ def loss_through_the_trick(mu, logvar):
     return (z - 2) ** 2
 
 
-check_grad("Exercise 19.2", gradients_predicted, loss_through_the_trick, 1.0, math.log(9),
+check_grad("Exercise 20.2", gradients_predicted, loss_through_the_trick, 1.0, math.log(9),
            nudge="Follow the reparameterisation: z depends on mu and logvar through which "
                  "formula?",
            hint="first z, then dL/dz = 2(z - 2); multiply by dz/dmu = 1 and by "
@@ -627,7 +627,7 @@ check_grad("Exercise 19.2", gradients_predicted, loss_through_the_trick, 1.0, ma
 
 
 # %% [markdown]
-# ### Exercise 19.3 · Implement the reparameterisation
+# ### Exercise 20.3 · Implement the reparameterisation
 #
 # Write `reparameterize(mu, logvar, eps)`: the sample $z = \mu + \sigma\,\varepsilon$ with
 # $\sigma = e^{\log\sigma^2 / 2}$, for Lucid tensors `mu` and `logvar` and a fixed draw `eps`,
@@ -663,7 +663,7 @@ def your_gradients(mu, logvar):
     return [np.zeros(3) if t.grad is None else t.grad for t in (mu_t, logvar_t)]
 
 
-check_grad("Exercise 19.3", your_gradients, package_sample_squared,
+check_grad("Exercise 20.3", your_gradients, package_sample_squared,
            [0.5, -1.0, 2.0], [0.0, -2.0, 1.2],
            nudge="z must be computed so that backward can reach mu and logvar.",
            hint="build z from Lucid operations on mu and logvar (lucid.exp, +, *), not from "
@@ -672,7 +672,7 @@ check_grad("Exercise 19.3", your_gradients, package_sample_squared,
 
 
 # %% [markdown]
-# ### Exercise 19.4 · Implement the VAE loss
+# ### Exercise 20.4 · Implement the VAE loss
 #
 # Write `vae_loss_numpy(recon, x, mu, logvar)` for NumPy arrays: the binary cross-entropy of
 # `recon` against `x`, summed over every pixel of every image, plus the KL term of section 5,
@@ -695,15 +695,15 @@ def package_loss(recon, x, mu, logvar):
 rng = np.random.default_rng(0)
 loss_cases = [(rng.uniform(0.05, 0.95, (n, 6)), rng.uniform(0, 1, (n, 6)),
                rng.normal(size=(n, k)), rng.normal(size=(n, k))) for n, k in [(1, 2), (4, 3)]]
-check_function("Exercise 19.4", vae_loss_numpy, package_loss, loss_cases,
+check_function("Exercise 20.4", vae_loss_numpy, package_loss, loss_cases,
                nudge="The loss of section 5 has two terms; write each as it is written there.",
                hint="both terms are sums over everything, not means; the cross-entropy has a "
                     "minus sign in front; the KL term needs sigma² = exp(logvar), per dimension "
-                    "as in Exercise 19.1.")
+                    "as in Exercise 20.1.")
 
 
 # %% [markdown]
-# ### Exercise 19.5 · The KL divergence between any two Gaussians
+# ### Exercise 20.5 · The KL divergence between any two Gaussians
 #
 # Section 5 derived the KL term for a standard normal prior. Some VAEs learn their prior too, and
 # then need it for two arbitrary Gaussians. Derive $\mathrm{KL}\big(\mathcal{N}(\mu_1,
@@ -727,7 +727,7 @@ def kl_by_integration(mu1, var1, mu2, var2):
     return np.trapezoid(np.exp(log_q) * (log_q - log_p), z)
 
 
-check_function("Exercise 19.5", kl_gaussians, kl_by_integration,
+check_function("Exercise 20.5", kl_gaussians, kl_by_integration,
                [(0.0, 1.0, 0.0, 1.0), (1.2, 0.5, 0.0, 1.0), (0.5, 0.25, -1.0, 2.0),
                 (2.0, 3.0, 1.0, 0.5)],
                rtol=1e-6, atol=1e-9,
@@ -736,6 +736,6 @@ check_function("Exercise 19.5", kl_gaussians, kl_by_integration,
                     "must give back section 5's formula.")
 
 # %% [markdown]
-# **Next:** [20 · Beyond the first derivative](20_beyond_first_derivatives.ipynb): derivatives of
+# **Next:** [21 · Beyond the first derivative](21_beyond_first_derivatives.ipynb): derivatives of
 # derivatives, with a gradient penalty like the one that steadies GAN training, and the rest of
 # Lucid's toolbox.

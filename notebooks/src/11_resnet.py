@@ -1,7 +1,7 @@
 # %% [markdown]
-# # 10 · ResNet-18 and residual connections
+# # 11 · ResNet-18 and residual connections
 #
-# Chapter 09 built a small CNN of two convolutions. Real image models stack dozens, and a plain
+# Chapter 10 built a small CNN of two convolutions. Real image models stack dozens, and a plain
 # stack that deep barely trains: the gradient fades on its way back to the first layers. In this
 # chapter we:
 #
@@ -10,7 +10,7 @@
 # 2. open one of its blocks, and measure why its **residual connections** let the gradient
 #    through.
 #
-# **You need:** [09 · Convolutional networks](09_convolutional_networks.ipynb) (convolutions,
+# **You need:** [10 · Convolutional networks](10_convolutional_networks.ipynb) (convolutions,
 # pooling, BatchNorm) and [06 · FLOPs](06_flops.ipynb) (MACs).
 
 # %%
@@ -42,7 +42,7 @@ resnet = resnet_18(num_classes=10)
 summary = summarize(resnet, (1, 3, 32, 32))
 
 # %% [markdown]
-# **11,181,642 parameters** (with 10 classes; Exercise 10.1 asks how many with ImageNet's 1,000)
+# **11,181,642 parameters** (with 10 classes; Exercise 11.1 asks how many with ImageNet's 1,000)
 # and about 37 million MACs for one 32x32 image. Almost all parameters sit in the last stage
 # (the 3x3 convolutions from 512 to 512 channels, 2.4 million weights each), almost all FLOPs
 # are spread evenly over the four stages: each stage halves the image (4x fewer positions) and
@@ -172,7 +172,7 @@ print("residual: first layer gets at least half the last layer's gradient:",
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 10.1 · ResNet-18 for 1,000 classes
+# ### Exercise 11.1 · ResNet-18 for 1,000 classes
 #
 # Section 1 counted 11,181,642 parameters for `resnet_18(num_classes=10)`. Without running
 # anything: how many does `resnet_18(num_classes=1000)` have? Only the last layer, a
@@ -182,7 +182,7 @@ print("residual: first layer gets at least half the last layer's gradient:",
 resnet_1000_params = 11_689_512
 
 # %% tags=["check"]
-check("Exercise 10.1", resnet_1000_params,
+check("Exercise 11.1", resnet_1000_params,
       sum(p.size for p in resnet_18(num_classes=1000).parameters()),
       nudge="Only one layer changes with the number of classes.",
       hint="the Linear layer has 512·classes weights and one bias per class; how many more "
@@ -190,7 +190,7 @@ check("Exercise 10.1", resnet_1000_params,
 
 
 # %% [markdown]
-# ### Exercise 10.2 · A residual stack, written by you
+# ### Exercise 11.2 · A residual stack, written by you
 #
 # Write `residual_stack(x, layers)`: it takes a Tensor `x` of shape `(N, width)` and a list of
 # `nn.Linear(width, width)` layers, and returns what section 2's `DeepStack(residual=True)`
@@ -229,7 +229,7 @@ def plain_stack_forward(x, layers):
     return x
 
 
-check_function("Exercise 10.2", lambda depth, seed: stack_report(residual_stack, depth, seed),
+check_function("Exercise 11.2", lambda depth, seed: stack_report(residual_stack, depth, seed),
                lambda depth, seed: stack_report(deep_stack_forward, depth, seed),
                [(1, 0), (3, 1), (6, 2)],
                nudge="Section 2's DeepStack.forward does this with residual=True.",
@@ -240,7 +240,7 @@ check_function("Exercise 10.2", lambda depth, seed: stack_report(residual_stack,
                              lambda x, layers: plain_stack_forward(x, layers), depth, seed)})
 
 # %% [markdown]
-# ### Exercise 10.3 · One number through three blocks
+# ### Exercise 11.3 · One number through three blocks
 #
 # Strip a block down to one number: a "layer" that multiplies by $a = 0.5$. Three of them in a
 # plain stack compute $x \mapsto a\,(a\,(a x))$; with shortcuts each block computes
@@ -259,14 +259,14 @@ def three_blocks(t, residual):
 
 
 nudge = "Section 2: a block's Jacobian is I + dF/dx with the shortcut, dF/dx without."
-check_grad("Exercise 10.3 (plain)", plain_slope, lambda t: three_blocks(t, False), 2.0,
+check_grad("Exercise 11.3 (plain)", plain_slope, lambda t: three_blocks(t, False), 2.0,
            nudge=nudge, hint="the chain rule multiplies the three slopes: 0.5 each.")
-check_grad("Exercise 10.3 (residual)", residual_slope, lambda t: three_blocks(t, True), 2.0,
+check_grad("Exercise 11.3 (residual)", residual_slope, lambda t: three_blocks(t, True), 2.0,
            nudge=nudge, hint="each block's slope is 1 + 0.5; the chain rule multiplies the three.",
            mistakes={"that adds the slopes; the chain rule multiplies them": 2.5})
 
 # %% [markdown]
-# ### Exercise 10.4 · Where the shortcut is a convolution
+# ### Exercise 11.4 · Where the shortcut is a convolution
 #
 # Which blocks of `resnet_18` need a `downsample` shortcut (a 1x1 convolution and a BatchNorm,
 # section 2) instead of the plain `+ x`? Answer with a set of the blocks' names as
@@ -276,7 +276,7 @@ check_grad("Exercise 10.3 (residual)", residual_slope, lambda t: three_blocks(t,
 blocks_with_downsample = {"layer2.0", "layer3.0", "layer4.0"}
 
 # %% tags=["check"]
-check("Exercise 10.4", blocks_with_downsample,
+check("Exercise 11.4", blocks_with_downsample,
       {name.rsplit(".", 1)[0] for name, _ in resnet_18(num_classes=10).named_modules()
        if name.endswith(".downsample")},
       nudge="Section 1 says which blocks change the image size or the number of channels.",
@@ -292,5 +292,5 @@ check("Exercise 10.4", blocks_with_downsample,
 print(inspect.getsource(type(resnet.layer1[0])))
 
 # %% [markdown]
-# **Next:** [11 · More layers](11_convolutions_and_normalisation.ipynb): the rest of Lucid's
-# layers, in two chapters (11 and 12), then its optimizers and data tools (chapter 13).
+# **Next:** [12 · More layers](12_convolutions_and_normalisation.ipynb): the rest of Lucid's
+# layers, in two chapters (11 and 12), then its optimizers and data tools (chapter 14).

@@ -1,19 +1,19 @@
 # %% [markdown]
-# # 18 · A tiny GPT
+# # 19 · A tiny GPT
 #
-# Chapter 17 wrote attention out and built a Transformer layer part by part. Here we stack such
+# Chapter 18 wrote attention out and built a Transformer layer part by part. Here we stack such
 # layers into a small **GPT** - a language model that predicts the next character - train it on
 # Shakespeare, and look inside it:
 #
 # | § | what | Lucid |
 # |---|---|---|
-# | 1 | the text and the loss to beat, from chapter 17 | `CharDataset` |
+# | 1 | the text and the loss to beat, from chapter 18 | `CharDataset` |
 # | 2 | the GPT: tied weights, one prediction per position | `lucid.models.text.GPT` |
 # | 3 | training it, and its text before and after | `GPT.generate` |
 # | 4 | what a trained head looks at | `GPT.attn_weights` |
 # | 5 | where the FLOPs go, and how attention's share grows with length | `summarize` |
 #
-# **You need:** [17 · Attention](17_attention.ipynb) (attention, the causal mask, a pre-norm
+# **You need:** [18 · Attention](18_attention.ipynb) (attention, the causal mask, a pre-norm
 # Transformer layer, the text and the unigram entropy) and
 # [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop, cross-entropy).
 
@@ -42,7 +42,7 @@ lucid.random.seed(0)
 # %% [markdown]
 # ## 1. The text and the loss to beat
 #
-# As in chapter 17, section 5: the shipped "tiny Shakespeare", served as windows of
+# As in chapter 18, section 5: the shipped "tiny Shakespeare", served as windows of
 # `BLOCK` = 32 characters by `CharDataset` (`y` is `x` shifted by one), the first 90% of the
 # text for training and the last 10% for validation, and the loss a model must beat to show it
 # uses the context: the unigram entropy $H$ of the training text.
@@ -71,7 +71,7 @@ print(f"ln V = {math.log(chars.vocab_size):.3f} nats, unigram entropy H = {H:.3f
 #
 # ```
 # x = wte[idx] + wpe[0..T-1]            token embedding + learned position embedding
-# for each block:                       pre-norm blocks (chapter 17, section 4)
+# for each block:                       pre-norm blocks (chapter 18, section 4)
 #     x = x + attn(ln_1(x))             causal multi-head self-attention
 #     x = x + mlp(ln_2(x))              Linear(d, 4d), GELU, Linear(4d, d)
 # logits = lm_head(ln_f(x))             (B, T, vocab_size): a prediction at every position
@@ -375,7 +375,7 @@ for T in (32, 128, 384, 1024):
 #
 # ## Exercises
 #
-# ### Exercise 18.1 · Count the parameters
+# ### Exercise 19.1 · Count the parameters
 #
 # How many parameters does `GPT(vocab_size=40, block_size=16, n_layer=3, n_head=2,
 # d_model=32)` have with tied weights (the default)? And with `tie_weights=False`, where
@@ -397,15 +397,15 @@ config = dict(vocab_size=40, block_size=16, n_layer=3, n_head=2, d_model=32)
 nudge = "List the GPT's layers (section 1 prints them) and count each one's parameters."
 hint = ("a Linear(a, b) with bias has a·b + b parameters, a LayerNorm(d) has 2d; the number of "
         "heads does not matter. Tied, the embedding wte and lm_head share one V x d matrix.")
-check("Exercise 18.1 (tied)", params_tied,
+check("Exercise 19.1 (tied)", params_tied,
       sum(p.size for p in GPT(**config).parameters()), nudge=nudge,
       hint=hint)
-check("Exercise 18.1 (untied)", params_untied,
+check("Exercise 19.1 (untied)", params_untied,
       sum(p.size for p in GPT(**config, tie_weights=False).parameters()), nudge=nudge,
       hint=hint)
 
 # %% [markdown]
-# ### Exercise 18.2 · Greedy decoding
+# ### Exercise 19.2 · Greedy decoding
 #
 # With `top_k=1`, `generate` keeps only the single most likely character before drawing.
 # Generate 40 characters from the trained model with `top_k=1` twice, after
@@ -422,7 +422,7 @@ for s in (1, 2):
     lucid.random.seed(s)
     texts.append(chars.decode(model.generate(chars.encode("BUCKINGHAM:\n")[None], 40,
                                              top_k=1)[0]))
-check("Exercise 18.2", greedy_same, texts[0] == texts[1],
+check("Exercise 19.2", greedy_same, texts[0] == texts[1],
       nudge="What does top_k keep, and what can a random draw choose from then?",
       hint="after top_k=1 every logit but the largest is -inf: what is the softmax of that, "
            "and what can a random draw from it give?")
@@ -439,7 +439,7 @@ print(chars.decode(model.generate(chars.encode("BUCKINGHAM:\n")[None], 40, top_k
 
 
 # %% [markdown]
-# ### Exercise 18.3 · The next character's probabilities
+# ### Exercise 19.3 · The next character's probabilities
 #
 # Write `next_char_probs(logits, temperature=1.0, top_k=None)` in NumPy: from the logits of the
 # last position, a vector of $V$ numbers, return the probabilities that `generate` draws the
@@ -469,7 +469,7 @@ def lucid_next_char_probs(logits, temperature=1.0, top_k=None):
 
 rng_16 = np.random.default_rng(3)
 logits_16 = rng_16.standard_normal(10) * 2
-check_function("Exercise 18.3", next_char_probs, lucid_next_char_probs,
+check_function("Exercise 19.3", next_char_probs, lucid_next_char_probs,
                [(logits_16, 1.0, None), (logits_16, 0.5, None), (logits_16, 2.0, 3),
                 (logits_16, 1.0, 1)],
                hint="z = logits / temperature; with top_k, every z below the k-th largest "
@@ -477,7 +477,7 @@ check_function("Exercise 18.3", next_char_probs, lucid_next_char_probs,
 
 
 # %% [markdown]
-# ### Exercise 18.4 · A sliding-window causal mask
+# ### Exercise 19.4 · A sliding-window causal mask
 #
 # A GPT's query may look at its own position and every earlier one. Some models also limit it to
 # the last `window` positions. Write `allowed(T, window)`: a `(T, T)` NumPy array of booleans,
@@ -496,12 +496,12 @@ def numpy_allowed(T, window):
     return np.tril(ones) & np.triu(ones, -(window - 1))
 
 
-check_function("Exercise 18.4", allowed, numpy_allowed, [(4, 4), (6, 2), (5, 1), (3, 10)],
+check_function("Exercise 19.4", allowed, numpy_allowed, [(4, 4), (6, 2), (5, 1), (3, 10)],
                entries="query i (row), key j (column)",
                nudge="Write the two conditions on i and j separately, then combine them.",
                hint="with i = np.arange(T)[:, None] and j = np.arange(T)[None, :], the mask is "
                     "(j <= i) & (i - j < window).")
 
 # %% [markdown]
-# **Next:** [19 · Generative models: a VAE](19_generative_models.ipynb) learns to generate
+# **Next:** [20 · Generative models: a VAE](20_generative_models.ipynb) learns to generate
 # images instead of text.

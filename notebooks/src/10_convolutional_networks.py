@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 09 · Convolutional networks
+# # 10 · Convolutional networks
 #
 # An MLP treats an image as a flat list of pixels: it has no idea that neighbouring pixels belong
 # together. A **convolution** slides one small filter over the whole image, so the same few weights
@@ -12,7 +12,7 @@
 # 4. train a small LeNet-style CNN on the 8x8 digits of notebook 08;
 # 5. see BatchNorm behave differently in training and evaluation mode.
 #
-# [Chapter 10](10_resnet.ipynb) then builds a deep network of these pieces, ResNet-18.
+# [Chapter 11](11_resnet.ipynb) then builds a deep network of these pieces, ResNet-18.
 #
 # **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) (the digits, the training loop)
 # and [06 · FLOPs](06_flops.ipynb) (MACs).
@@ -284,7 +284,7 @@ print("eval mode      mean, std per channel:", *channel_stats(bn(batch)))
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 9.1 · Shape, parameters and cost of a convolution
+# ### Exercise 10.1 · Shape, parameters and cost of a convolution
 #
 # A `Conv2d(48, 96, kernel_size=3, stride=2, padding=1, bias=False)` is applied to a
 # `(1, 48, 18, 18)` input. Work out the output shape, the number of parameters of the layer, and
@@ -299,19 +299,19 @@ conv_macs = 3_359_232
 conv_check = nn.Conv2d(48, 96, kernel_size=3, stride=2, padding=1, bias=False)
 with lucid.count_flops():
     out_check = conv_check(lucid.zeros(1, 48, 18, 18, dtype=lucid.Float32))
-check("Exercise 9.1 (shape)", conv_shape, out_check.shape,
+check("Exercise 10.1 (shape)", conv_shape, out_check.shape,
       nudge="Section 2 computes an output shape for a convolution; do the same for each axis.",
       hint="padding adds to both sides, a stride of 2 keeps every second position, and the "
            "channels are the layer's output channels.")
-check("Exercise 9.1 (parameters)", conv_params, sum(p.size for p in conv_check.parameters()),
+check("Exercise 10.1 (parameters)", conv_params, sum(p.size for p in conv_check.parameters()),
       nudge="What does one output channel's filter cover?",
       hint="one 3x3 filter over all input channels per output channel, and no bias.")
-check("Exercise 9.1 (MACs)", conv_macs, out_check.cost.macs,
+check("Exercise 10.1 (MACs)", conv_macs, out_check.cost.macs,
       nudge="Section 2 counts a convolution's MACs per output number.",
       hint="section 2: C_in·K·K multiply-adds for each output number.")
 
 # %% [markdown]
-# ### Exercise 9.2 · Gradients through pooling
+# ### Exercise 10.2 · Gradients through pooling
 #
 # `x_pool` below is one 4x4 image. Predict the gradient of `F.max_pool2d(x_pool, 2).sum()` and
 # of `F.avg_pool2d(x_pool, 2).sum()` with respect to `x_pool`: two 4x4 arrays (lists of lists or
@@ -335,14 +335,14 @@ grad_avg_pool = np.full((4, 4), 0.25)
 x_pool_check = [[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 8.0, 1.0],
                 [0.0, 2.0, 6.0, 7.0], [9.0, 1.0, 3.0, 5.0]]
 entries = "the gradient at each pixel of x_pool, row by row"
-check_grad("Exercise 9.2 (max pooling)", grad_max_pool,
+check_grad("Exercise 10.2 (max pooling)", grad_max_pool,
            lambda t: F.max_pool2d(t.reshape(1, 1, 4, 4), 2).sum(), x_pool_check,
            nudge="Section 3 says where max pooling's backward sends each window's gradient.",
            hint="each 2x2 window passes its gradient of 1 to its largest pixel only; every "
                 "other pixel gets 0.",
            mistakes={"that is average pooling's gradient; max pooling picks one pixel":
                      np.full((4, 4), 0.25)})
-check_grad("Exercise 9.2 (average pooling)", grad_avg_pool,
+check_grad("Exercise 10.2 (average pooling)", grad_avg_pool,
            lambda t: F.avg_pool2d(t.reshape(1, 1, 4, 4), 2).sum(), x_pool_check,
            nudge="Section 3: average pooling spreads each window's gradient.",
            hint="a window's output is the mean of its 4 pixels, so each pixel's share of the "
@@ -350,7 +350,7 @@ check_grad("Exercise 9.2 (average pooling)", grad_avg_pool,
 
 
 # %% [markdown]
-# ### Exercise 9.3 · The output size formula
+# ### Exercise 10.3 · The output size formula
 #
 # Write `conv_output_size(size, kernel, stride=1, padding=0)`: the length of one side of a
 # convolution's output, for an input side of `size`. The check runs real convolutions and
@@ -369,7 +369,7 @@ def measured_output_size(size, kernel, stride=1, padding=0):
     return F.conv2d(x, w, stride=stride, padding=padding).shape[-1]
 
 
-check_function("Exercise 9.3", conv_output_size, measured_output_size,
+check_function("Exercise 10.3", conv_output_size, measured_output_size,
                [(8, 3, 1, 1), (32, 7, 2, 3), (5, 3), (10, 4, 3, 0), (16, 1, 2, 0)],
                nudge="Slide a kernel along one side of the padded input and count its positions.",
                hint="count where the kernel's first row can start: from 0 to size + 2·padding "
@@ -377,7 +377,7 @@ check_function("Exercise 9.3", conv_output_size, measured_output_size,
 
 
 # %% [markdown]
-# ### Exercise 9.4 · A cost formula for convolutions
+# ### Exercise 10.4 · A cost formula for convolutions
 #
 # Write `conv_macs(c_in, c_out, kernel, h_out, w_out)`: the MACs of a `Conv2d(c_in, c_out,
 # kernel)` without bias that produces an output of `h_out` x `w_out` positions (one image). The
@@ -397,7 +397,7 @@ def measured_conv_macs(c_in, c_out, kernel, h_out, w_out):
     return out.cost.macs
 
 
-check_function("Exercise 9.4", conv_macs, measured_conv_macs,
+check_function("Exercise 10.4", conv_macs, measured_conv_macs,
                [(3, 8, 3, 5, 5), (16, 4, 1, 7, 6), (2, 6, 5, 4, 4)],
                nudge="Section 2 counts a convolution's MACs per output number.",
                hint="each output number costs c_in·kernel·kernel MACs, and there are "
@@ -407,5 +407,5 @@ check_function("Exercise 9.4", conv_macs, measured_conv_macs,
 # To go further, read the engine: `inspect.getsource` prints the code of any of its classes and
 # functions (try `lucid.ops.conv.Windows` for im2col and col2im, or `lucid.nn.Conv2d`).
 #
-# **Next:** [10 · ResNet-18 and residual connections](10_resnet.ipynb): a deep network of
+# **Next:** [11 · ResNet-18 and residual connections](11_resnet.ipynb): a deep network of
 # convolutions, and the shortcut that lets it train.
