@@ -198,7 +198,8 @@ def test_the_course_has_its_notebooks():
         "10_convolutional_networks", "11_resnet", "12_convolutions_and_normalisation",
         "13_activations_and_losses", "14_optimizers_and_data", "15_build_it_yourself",
         "16_recurrent_networks", "17_gradients_through_time", "18_attention", "19_a_tiny_gpt",
-        "20_generative_models", "21_beyond_first_derivatives", "22_data_parallel",
+        "20_variational_autoencoders", "21_latent_spaces_and_gans", "22_beyond_first_derivatives",
+        "23_data_parallel",
     ]
 
 

@@ -49,11 +49,13 @@
 #   maps, positional encodings, a Transformer layer part by part, and the text a GPT will learn
 # - [19 · A tiny GPT](19_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
 #   text, what its heads look at, and where its FLOPs go
-# - [20 · Generative models](20_generative_models.ipynb): a variational autoencoder (VAE) on
-#   the digits
-# - [21 · Beyond the first derivative](21_beyond_first_derivatives.ipynb): Hessians and
+# - [20 · Variational autoencoders](20_variational_autoencoders.ipynb): a generative model for
+#   the digits taken apart: the ELBO, the reparameterisation trick, the KL term derived
+# - [21 · Latent spaces and GANs](21_latent_spaces_and_gans.ipynb): the VAE trained, its
+#   samples and its 2-D latent space as a map, and the DCGAN's generator and discriminator
+# - [22 · Beyond the first derivative](22_beyond_first_derivatives.ipynb): Hessians and
 #   gradient penalties, `lucid.linalg`, einops, more layers and optimizers
-# - [22 · Past one machine: data parallelism](22_data_parallel.ipynb): why averaging gradients
+# - [23 · Past one machine: data parallelism](23_data_parallel.ipynb): why averaging gradients
 #   over shards equals the full batch, the ring all-reduce, two processes trained as one
 #
 # Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.

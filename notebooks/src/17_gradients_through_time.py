@@ -122,7 +122,7 @@ print("dy/db =", dy_db.numpy(), "  2b =", 2 * b.numpy(), "  a.grad is still", a.
 
 # %% [markdown]
 # With the list of all 50 states as `inputs`, one call gives $\partial L / \partial h_t$ for
-# every $t$ at once. (Chapter 21 uses the same function for second derivatives.)
+# every $t$ at once. (Chapter 22 uses the same function for second derivatives.)
 
 # %%
 def unroll(cell, steps=50, batch=16, seed=1):

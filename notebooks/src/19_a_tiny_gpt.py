@@ -503,5 +503,5 @@ check_function("Exercise 19.4", allowed, numpy_allowed, [(4, 4), (6, 2), (5, 1),
                     "(j <= i) & (i - j < window).")
 
 # %% [markdown]
-# **Next:** [20 · Generative models: a VAE](20_generative_models.ipynb) learns to generate
+# **Next:** [20 · Variational autoencoders](20_variational_autoencoders.ipynb) learns to generate
 # images instead of text.
