@@ -197,7 +197,6 @@ for step, (xb, yb) in zip(trange(STEPS, desc="training (steps)"), loader):
 print(f"first loss {losses[0]:.3f}, last 10 steps {np.mean(losses[-10:]):.3f}, "
       f"validation {val_losses[-1]:.3f} nats")
 
-# %%
 fig, ax = plt.subplots(figsize=(8.8, 4.2), layout="constrained")
 ax.plot(np.arange(1, STEPS + 1), losses, color="#3d6fa6", lw=1.2, label="training batch")
 ax.plot(val_steps, val_losses, "o-", color="#b8651b", label="validation (unseen text)")
@@ -223,45 +222,40 @@ print("validation loss below the unigram entropy by more than 0.5 nats:",
       val_losses[-1] < H - 0.5)
 
 # %% [markdown]
-# And the text it writes now, from the same prompt and the same random draws as before:
+# And the text it writes now, from the same prompt and the same random draws as before, then at
+# two other **temperatures**. The temperature trades variety for safety: the logits are divided
+# by it, so below 1 the likely characters get even likelier (safer, more repetitive text), above
+# 1 the distribution flattens (more surprising, more mistakes).
 
 # %%
 print(sample(model))
+for temperature in (0.5, 1.5):
+    print(f"--- temperature {temperature}:")
+    print(sample(model, n=100, temperature=temperature))
 
 # %% [markdown]
 # No Shakespeare yet, but the shape of it: short lines that start with a capital, words of
 # plausible length separated by spaces, punctuation at the ends of words, and frequent short
-# words such as "the" (or attempts at them). **Temperature**
-# trades variety for safety: the logits are divided by it, so below 1 the likely characters get
-# even likelier (safer, more repetitive text), above 1 the distribution flattens (more
-# surprising, more mistakes).
-
-# %%
-for temperature in (0.5, 1.5):
-    print(f"--- temperature {temperature}:")
-    print(sample(model, n=100, temperature=temperature))
+# words such as "the" (or attempts at them); at 0.5 the same few words come back again and
+# again, at 1.5 the spelling falls apart.
 
 # %% [markdown]
 # ## 4. What does a trained head look at?
 #
 # After a forward pass, `model.attn_weights` holds each block's attention maps,
 # $(B, h, T, T)$: one map per head. Run the model on two lines of the unseen text, a speaker's
-# name and the start of the speech:
+# name and the start of the speech, and summarise every head, over the queries of the second
+# line: how much weight goes to the **previous character**, to the **start of the current
+# word** (the last space or line break before the query), and to the whole **name line**
+# `BUCKINGHAM:⏎`.
 
-# %% tags=["nbval-check-output"]
+# %%
 line = "BUCKINGHAM:\nWhy, then resolve me"
 model.eval()
 with lucid.no_grad():
     model(chars.encode(line)[None])
 print(len(model.attn_weights), "blocks, each", model.attn_weights[0].shape, "(B, heads, T, T)")
 labels = [{" ": "␣", "\n": "⏎"}.get(c, c) for c in line]     # spaces and line breaks, visible
-
-# %% [markdown]
-# A first summary of every head, over the queries of the second line: how much weight goes to
-# the **previous character**, to the **start of the current word** (the last space or line
-# break before the query), and to the whole **name line** `BUCKINGHAM:⏎`.
-
-# %%
 second = range(line.index("\n") + 1, len(line))          # the queries of the second line
 
 
@@ -323,15 +317,14 @@ lucid_viz.plot_attention(model.attn_weights[1][0, head], labels,
 # * The attention itself ($QK^\top$, the softmax and the weighted sum of $V$) belongs to no leaf
 #   layer: it runs in `CausalSelfAttention.forward`, so the table lists it under
 #   "ops outside leaf layers" (with the residual additions).
+#
+#
+# After the table, the attention's share of the work: `summary.modules` holds the cost of every
+# module, its children included, and the attention block of a layer is the two projections
+# (`c_attn`, `c_proj`) plus the attention core.
 
 # %% tags=["nbval-check-output"]
 summary = summarize(model, (1, BLOCK), dtype=lucid.Int64)
-
-# %% [markdown]
-# `summary.modules` holds the cost of every module, its children included. The attention block
-# of a layer is the two projections (`c_attn`, `c_proj`) plus the attention core; per block:
-
-# %% tags=["nbval-check-output"]
 mods = summary.modules
 attn = sum(mods[f"transformer.h.{i}.attn"].in_flops for i in range(2))
 proj = sum(mods[f"transformer.h.{i}.attn.{part}"].in_flops
@@ -394,7 +387,7 @@ params_untied = params_tied + 40 * 32                       # lm_head's own V x 
 # %% tags=["check"]
 lucid.random.seed(0)
 config = dict(vocab_size=40, block_size=16, n_layer=3, n_head=2, d_model=32)
-nudge = "List the GPT's layers (section 1 prints them) and count each one's parameters."
+nudge = "List the GPT's layers (section 2 prints one block) and count each one's parameters."
 hint = ("a Linear(a, b) with bias has a·b + b parameters, a LayerNorm(d) has 2d; the number of "
         "heads does not matter. Tied, the embedding wte and lm_head share one V x d matrix.")
 check("Exercise 19.1 (tied)", params_tied,
