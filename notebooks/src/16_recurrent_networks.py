@@ -321,17 +321,15 @@ print(f"LSTM: {lstm_per_position.mean():.3f} of the answer tokens right, "
       f"{lstm_whole:.3f} of the answers right in full (test set)")
 
 # %% [markdown]
-# Three test sequences, and what the trained LSTM answers after `<sep>`:
+# Three test sequences, and what the trained LSTM answers after `<sep>`; then the accuracy. The
+# exact figures depend on this machine's floating-point rounding, so the checked statement is a
+# band.
 
 # %%
 with lucid.no_grad():
     predicted = model(test_set.tensors[0][:3]).numpy().argmax(axis=-1)
 for prompt, guess in zip(test_set.prompts[:3], predicted):
     print(f"prompt {text(prompt)}   answer {text(guess[8:])}")
-
-# %% [markdown]
-# The exact figures depend on this machine's floating-point rounding; the checked statement is a
-# band:
 
 # %% tags=["nbval-check-output"]
 print("LSTM gets >= 95% of the answer tokens right:", lstm_per_position.mean() >= 0.95)
@@ -349,7 +347,6 @@ rnn_per_position, rnn_whole = answer_accuracy(plain)
 print(f"RNN: {rnn_per_position.mean():.3f} of the answer tokens right, "
       f"{rnn_whole:.3f} of the answers right in full (test set)")
 
-# %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 4.4))
 ax1.plot(lstm_losses, label="LSTM", linewidth=1)
 ax1.plot(rnn_losses, label="RNN", linewidth=1)
@@ -387,8 +384,7 @@ print("the RNN is better at the first answer token than at the last:",
 #   names (`batch_first`, `(output, h_n)`, the gates stacked in one matrix).
 # * On a task that needs memory, the LSTM learns to use inputs from 15 steps back; the plain RNN
 #   gets the near answers right and the far ones wrong.
-
-# %% [markdown]
+#
 # ## Exercises
 #
 # ### Exercise 16.1 · Shapes of a stacked, bidirectional LSTM
