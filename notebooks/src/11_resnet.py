@@ -293,4 +293,4 @@ print(inspect.getsource(type(resnet.layer1[0])))
 
 # %% [markdown]
 # **Next:** [12 · More layers](12_convolutions_and_normalisation.ipynb): the rest of Lucid's
-# layers, in two chapters (11 and 12), then its optimizers and data tools (chapter 14).
+# layers, in two chapters (12 and 13), then its optimizers and data tools (chapter 14).
