@@ -304,7 +304,7 @@ lucid_viz.plot_grad_norms(hot_norms, title="lr = 0.5: gradient norm per layer",
 
 # %% tags=["solution"]
 def per_class_accuracy(confusion):
-    """For each true class (row): the correct answers (diagonal) over all its images (row sum)."""
+    """For each true class: the fraction of its images that the model got right."""
     return np.diag(confusion) / confusion.sum(axis=1)
 
 
