@@ -12,7 +12,7 @@
   reached (bytes one rank sent / time) and the formula's time beside the measured one.
 
 Both run two more processes on a machine that may have only 2 cores, so the numbers show the
-overhead honestly rather than a speed-up: see chapter 19.
+overhead honestly rather than a speed-up: see chapter 23.
 """
 
 from __future__ import annotations

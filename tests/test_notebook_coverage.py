@@ -194,10 +194,12 @@ def test_the_course_has_its_notebooks():
     assert names == [
         "00_start_here", "01_tensors_and_dtypes", "02_autograd_and_the_dag",
         "03_backward_step_by_step", "04_gradients_by_hand", "05_devices_cpu_gpu", "06_flops",
-        "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_cnns_and_resnet",
-        "10_layers_and_losses", "11_optimizers_and_data", "12_build_it_yourself",
-        "13_recurrent_networks", "14_gradients_through_time", "15_attention", "16_a_tiny_gpt",
-        "17_generative_models", "18_beyond_first_derivatives", "19_data_parallel",
+        "07_parameters_buffers_state_dict", "08_training_an_mlp", "09_reading_a_training_run",
+        "10_convolutional_networks", "11_resnet", "12_convolutions_and_normalisation",
+        "13_activations_and_losses", "14_optimizers_and_data", "15_build_it_yourself",
+        "16_recurrent_networks", "17_gradients_through_time", "18_attention", "19_a_tiny_gpt",
+        "20_variational_autoencoders", "21_latent_spaces_and_gans", "22_beyond_first_derivatives",
+        "23_data_parallel",
     ]
 
 

@@ -25,29 +25,37 @@
 # - [07 · Parameters, buffers and `state_dict`](07_parameters_buffers_state_dict.ipynb):
 #   how a model finds its parts, BatchNorm's buffers, saving and loading, hooks
 # - [08 · Training an MLP](08_training_an_mlp.ipynb): a full training loop on real
-#   handwritten digits, loss curves, gradient norms per layer
-# - [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb): convolution as one matrix product, a
-#   small CNN, ResNet-18 and why residual connections matter
-# - [10 · Layers and losses](10_layers_and_losses.ipynb): the rest of the shelf: convolutions,
-#   pooling, normalisation, dropout, embeddings, activations, attention, losses, initialisation
-# - [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb): how each optimizer
+#   handwritten digits: split, standardise, batch, the loop, loss curves, test accuracy
+# - [09 · Reading a training run](09_reading_a_training_run.ipynb): gradient norms per layer,
+#   the mistakes, saving the weights, Adam and a learning rate too large
+# - [10 · Convolutional networks](10_convolutional_networks.ipynb): convolution as one matrix
+#   product, its FLOPs, pooling, a small CNN on the digits, BatchNorm's two modes
+# - [11 · ResNet-18 and residual connections](11_resnet.ipynb): ResNet-18 summarised and drawn,
+#   and why its shortcuts let the gradient through
+# - [12 · More layers](12_convolutions_and_normalisation.ipynb): random numbers, the other
+#   convolutions and poolings, normalisation, dropout
+# - [13 · Embeddings, activations and losses](13_activations_and_losses.ipynb): embeddings,
+#   activations and their slopes, attention, `ModuleDict`, the losses, initialisation
+# - [14 · Optimizers, schedules and data](14_optimizers_and_data.ipynb): how each optimizer
 #   moves a parameter, learning-rate schedules, datasets and loaders, LeNet-5
-# - [12 · Build it yourself](12_build_it_yourself.ipynb): your own op (forward, backward,
+# - [15 · Build it yourself](15_build_it_yourself.ipynb): your own op (forward, backward,
 #   FLOPs) checked with `gradcheck` and seen in `draw` and the stepper, then your own
 #   optimizer and your own layer
-# - [13 · Recurrent networks](13_recurrent_networks.ipynb): a recurrent cell as a loop,
+# - [16 · Recurrent networks](16_recurrent_networks.ipynb): a recurrent cell as a loop,
 #   `nn.RNN`, `nn.LSTM`, `nn.GRU`, and an LSTM and an RNN trained on a task that needs memory
-# - [14 · Gradients through time](14_gradients_through_time.ipynb): vanishing and exploding
+# - [17 · Gradients through time](17_gradients_through_time.ipynb): vanishing and exploding
 #   gradients through time, why the LSTM keeps them, gradient clipping
-# - [15 · Attention](15_attention.ipynb): attention written out, the causal mask, attention
+# - [18 · Attention](18_attention.ipynb): attention written out, the causal mask, attention
 #   maps, positional encodings, a Transformer layer part by part, and the text a GPT will learn
-# - [16 · A tiny GPT](16_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
+# - [19 · A tiny GPT](19_a_tiny_gpt.ipynb): a small GPT trained on the shipped Shakespeare
 #   text, what its heads look at, and where its FLOPs go
-# - [17 · Generative models](17_generative_models.ipynb): a variational autoencoder (VAE) on
-#   the digits
-# - [18 · Beyond the first derivative](18_beyond_first_derivatives.ipynb): Hessians and
+# - [20 · Variational autoencoders](20_variational_autoencoders.ipynb): a generative model for
+#   the digits taken apart: the ELBO, the reparameterisation trick, the KL term derived
+# - [21 · Latent spaces and GANs](21_latent_spaces_and_gans.ipynb): the VAE trained, its
+#   samples and its 2-D latent space as a map, and the DCGAN's generator and discriminator
+# - [22 · Beyond the first derivative](22_beyond_first_derivatives.ipynb): Hessians and
 #   gradient penalties, `lucid.linalg`, einops, more layers and optimizers
-# - [19 · Past one machine: data parallelism](19_data_parallel.ipynb): why averaging gradients
+# - [23 · Past one machine: data parallelism](23_data_parallel.ipynb): why averaging gradients
 #   over shards equals the full batch, the ring all-reduce, two processes trained as one
 #
 # Everything runs on the CPU and is seeded, so you see the same numbers as the stored outputs.

@@ -23,6 +23,9 @@ lucid.random.seed(0)
 #
 # Python floats become 64-bit floats and Python ints 64-bit ints, just as in NumPy. The `.data`
 # attribute is the NumPy array underneath.
+#
+# `lucid.tensor(...)` is the function spelling of the same constructor (as in PyTorch): same
+# arguments (`requires_grad=`, `dtype=`, `device=`), same result, a `Tensor`.
 
 # %% tags=["nbval-check-output"]
 a = lucid.Tensor([1.0, 2.0, 3.0])
@@ -31,11 +34,6 @@ print(a.dtype, a.data.dtype)
 print(b.dtype, b.data.dtype)
 print(type(a.data).__name__, a.shape, a.ndim)
 
-# %% [markdown]
-# `lucid.tensor(...)` is the function spelling of the same constructor (as in PyTorch): same
-# arguments (`requires_grad=`, `dtype=`, `device=`), same result, a `Tensor`.
-
-# %% tags=["nbval-check-output"]
 m = lucid.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 print(type(m).__name__, m.shape, m.dtype)
 print(lucid.tensor([1, 2, 3], dtype=lucid.Float32))
@@ -223,6 +221,8 @@ if lucid.gpu_status() != "missing":
 # Mixing a tensor with a plain Python number should not change the tensor's dtype: `2.5` is a
 # *weak* scalar, it adapts to the tensor. Only when the tensor cannot hold the result (an int
 # tensor times 2.5) does the dtype widen, to a float.
+#
+# Two *tensors* are different: the result is the wider of the two dtypes.
 
 # %% tags=["nbval-check-output"]
 f32 = lucid.Tensor([1.0, 2.0], dtype=lucid.Float32)
@@ -232,10 +232,6 @@ print("Float32 + 1   ->", (f32 + 1).dtype)
 print("Int64 * 2     ->", (i64 * 2).dtype)
 print("Int64 * 2.5   ->", (i64 * 2.5).dtype)
 
-# %% [markdown]
-# Two *tensors* are different: the result is the wider of the two dtypes.
-
-# %% tags=["nbval-check-output"]
 f16 = lucid.Tensor([1.0, 2.0], dtype=lucid.Float16)
 print("Float16 + Float32 ->", (f16 + f32).dtype)
 

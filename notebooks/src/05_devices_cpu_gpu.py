@@ -90,19 +90,15 @@ print("x.cpu() is x:         ", x.cpu() is x)          # already there: the same
 print("xg2.gpu() is xg2:     ", xg2.gpu() is xg2)
 
 # %% [markdown]
-# Or make a tensor on the device directly: creation functions and everything in `lucid.random`
-# take `dtype=` and `device=`. For example, a random permutation of 0..9 as 16-bit ints on
-# the gpu - the logical dtype `Int16` becomes MLX's `int16` there:
+# `lucid.random` take `dtype=` and `device=`. For example, a random permutation of 0..9 as 16-bit
+# ints on the gpu - the logical dtype `Int16` becomes MLX's `int16` there. And the same operation
+# runs on either device, and gives the same numbers:
 
 # %% tags=["nbval-check-output"]
 perm = lucid.random.permutation(10, dtype=lucid.Int16, device="gpu")
 print(perm.tolist())
 print("dtype:", perm.dtype, " device:", perm.device, " data dtype:", perm.data.dtype)
 
-# %% [markdown]
-# The same operation runs on either device, and gives the same numbers:
-
-# %% tags=["nbval-check-output"]
 print("cpu:", round(lucid.tanh(x).sum().item(), 4))
 print("gpu:", round(lucid.tanh(xg).sum().item(), 4))
 print("result device:", lucid.tanh(xg).device)
@@ -140,7 +136,6 @@ try:
 except RuntimeError as err:
     print("RuntimeError:", err)
 
-# %% tags=["nbval-check-output"]
 # The fix the message suggests: put both operands on one device.
 print((w.to("gpu") @ v).shape, "on", (w.to("gpu") @ v).device)
 # Or mark one operand free, so that it follows the other (section 3):

@@ -273,6 +273,9 @@ print("strict load into a fresh one:", PositionalEncoding(6, 4).load_state_dict(
 # `load_state_dict(sd)` is strict by default: it collects every missing key, unexpected key,
 # wrong shape and wrong dtype, and raises **once** with the whole list - so you fix everything in
 # one go, instead of one error per run.
+#
+# `strict=False` loads what matches and *returns* the lists instead of raising (useful when you
+# reuse part of a model, e.g. a backbone without its head). Both, below:
 
 # %% tags=["nbval-check-output"]
 broken = dict(sd)
@@ -285,11 +288,6 @@ try:
 except RuntimeError as err:
     print("RuntimeError:", err)
 
-# %% [markdown]
-# `strict=False` loads what matches and *returns* the lists instead of raising (useful when you
-# reuse part of a model, e.g. a backbone without its head):
-
-# %% tags=["nbval-check-output"]
 partial = {k: v for k, v in sd.items() if not k.startswith("fc2.")}
 partial["head.weight"] = sd["fc2.weight"]
 result = net.load_state_dict(partial, strict=False)
@@ -322,6 +320,8 @@ print("fresh model's running_mean:", fresh.bn.running_mean.numpy())
 # A damaged file gives a clear `ValueError`, never garbage weights:
 
 # %% tags=["nbval-check-output"]
+import shutil
+
 with open(path, "r+b") as f:
     f.truncate(20)                       # cut the file short
 
@@ -329,9 +329,6 @@ try:
     lucid.load(path)
 except ValueError as err:
     print("ValueError:", str(err).replace(path, "<file>"))
-
-# %%
-import shutil
 
 shutil.rmtree(folder)
 

@@ -11,8 +11,12 @@
 # 3. build an MLP, a loss (`cross_entropy`), an optimizer (SGD with momentum) and a learning-rate
 #    schedule;
 # 4. write the **training loop** out in full: `zero_grad` → forward → loss → `backward` → `step`;
-# 5. watch the loss curves and the **gradient norm of every layer**;
-# 6. measure test accuracy, look at the mistakes, and save / reload the trained weights.
+# 5. watch the loss curves;
+# 6. measure the test accuracy, once, at the very end.
+#
+# [Chapter 09](09_reading_a_training_run.ipynb) then reads the run more closely: the gradient norm
+# of every layer, the mistakes, saving the weights, and what other optimizers and learning rates
+# do.
 #
 # **You need:** [07 · Parameters, buffers and `state_dict`](07_parameters_buffers_state_dict.ipynb)
 # (modules, saving), and [02](02_autograd_and_the_dag.ipynb) for `backward()` and `zero_grad`.
@@ -26,7 +30,7 @@ import lucid.nn.functional as F
 import lucid_viz
 from lucid.data import DataLoader, TensorDataset, random_split
 from lucid.models import MLP
-from lucid.optim import SGD, Adam
+from lucid.optim import SGD
 from lucid.optim.lr_scheduler import CosineAnnealingLR
 from lucid_viz.exercises import check, check_function
 
@@ -164,13 +168,10 @@ print("learning rate per epoch:", rates)
 # 4. `loss.backward()` - fill `p.grad` for every parameter;
 # 5. `optimizer.step()` - move every parameter a little against its gradient.
 #
-# Between 4 and 5 we also record the **gradient norm of each layer** with
-# `lucid_viz.grad_norms(model)` (a dict `{layer: ||grad||}`), to look at in section 6.
-#
 # After each epoch we switch to `model.eval()` and measure the validation loss inside
 # `lucid.no_grad()`: no graph is recorded, because we will not call `backward` on it. (`train()` and
 # `eval()` change nothing for this MLP, but layers such as Dropout and BatchNorm behave differently
-# in the two modes - notebook 09 shows BatchNorm - so make it a habit.)
+# in the two modes - notebook 10 shows BatchNorm - so make it a habit.)
 #
 # The printed numbers depend on floating-point details of this machine, so this cell is not checked.
 
@@ -178,7 +179,7 @@ print("learning rate per epoch:", rates)
 optimizer = SGD(model.parameters(), lr=0.05, momentum=0.9)
 scheduler = CosineAnnealingLR(optimizer, T_max=EPOCHS)
 
-train_losses, val_losses, norm_history = [], [], []
+train_losses, val_losses = [], []
 for epoch in trange(EPOCHS, desc="training (epochs)"):
     model.train()                                    # training mode
     for xb, yb in train_loader:
@@ -186,7 +187,6 @@ for epoch in trange(EPOCHS, desc="training (epochs)"):
         logits = model(xb)                           # 2. forward
         loss = F.cross_entropy(logits, yb)           # 3. the loss
         loss.backward()                              # 4. backward: every p.grad
-        norm_history.append(lucid_viz.grad_norms(model))   # (gradient size per layer)
         optimizer.step()                             # 5. update
         train_losses.append(loss.item())
     lr = optimizer.param_groups[0]["lr"]
@@ -207,7 +207,6 @@ for epoch in trange(EPOCHS, desc="training (epochs)"):
 
 # %% tags=["nbval-check-output"]
 print("batches per epoch:", len(train_loader), " optimizer steps:", len(train_losses))
-print("gradient-norm records:", len(norm_history), " layers:", list(norm_history[0]))
 print("the validation logits have a graph:", val_logits.requires_grad)
 
 # %% [markdown]
@@ -226,39 +225,7 @@ lucid_viz.plot_loss(train_losses, val=val_losses, log=True,
                     title="MLP on digits: cross-entropy per step (train) and per epoch (val)")
 
 # %% [markdown]
-# ## 6. Gradient norms per layer
-#
-# `norm_history` holds one dict per step: the L2 norm of the gradient of each layer's parameters
-# (weight and bias together). The layers are named by their module path: `0`, `2` and `4` are
-# the three Linear layers of the `Sequential` (`1` and `3` are ReLUs, which have no parameters).
-# `lucid_viz.plot_grad_norms` draws one line per layer, the first layer darkest.
-
-# %%
-lucid_viz.plot_grad_norms(norm_history, title="MLP on digits: gradient norm per layer")
-
-# %% [markdown]
-# What the picture shows:
-#
-# * **The size of each update.** SGD moves a layer by `lr x gradient`, so this is (up to the
-#   momentum and the learning rate) how hard each layer is being pushed, step by step.
-# * **Training settling down.** The norms grow during the first epoch or two, while the loss falls
-#   steeply and the weights move fast, then shrink by two orders of magnitude as the model fits
-#   the training set (a fitted example contributes almost no gradient). The jagged spikes are
-#   single batches that contained a hard example.
-# * **A healthy network.** The three lines stay close together all the way. In a
-#   *deep* network without care, the lines fan out: the norms of the first layers collapse towards
-#   0 (**vanishing** gradients - those layers stop learning) or blow up (**exploding** gradients -
-#   training diverges). Chapter 09 shows the fan and the cure (residual connections); Exercise 8.3
-#   below shows what a too-large learning rate does to these lines.
-#
-# The first and the last recorded step, as numbers:
-
-# %%
-for when, norms in [("first step", norm_history[0]), ("last step", norm_history[-1])]:
-    print(f"{when:10s}", {layer: round(value, 3) for layer, value in norms.items()})
-
-# %% [markdown]
-# ## 7. Test accuracy
+# ## 6. Test accuracy
 #
 # The test set was not used for anything so far. One pass, in evaluation mode and without a graph:
 
@@ -279,96 +246,6 @@ print(f"test accuracy: {accuracy:.4f}  ({correct} of {len(test_pred)} digits)")
 print("test accuracy >= 0.95:", accuracy >= 0.95)
 
 # %% [markdown]
-# ## 8. Where does it go wrong?
-#
-# A **confusion matrix** counts, for every true digit (row), what the model answered (column):
-# the diagonal holds the correct answers, anything off it is a mistake.
-
-# %%
-confusion = np.zeros((10, 10), dtype=np.int64)
-np.add.at(confusion, (y_test.numpy(), test_pred), 1)
-
-print("true \\ predicted" + "".join(f"{d:4d}" for d in range(10)))
-for digit, row in enumerate(confusion):
-    print(f"{digit:16d}" + "".join(f"{n:4d}" if n else "   ." for n in row))
-
-# %% [markdown]
-# And the misclassified images themselves. Many are genuinely ambiguous at 8x8 pixels.
-
-# %%
-wrong = np.flatnonzero(test_pred != y_test.numpy())
-X_test_pixels = X_all[test_idx]                     # the raw pixels, for display
-fig, axes = plt.subplots(1, min(len(wrong), 8), figsize=(9, 2.2), squeeze=False)
-for ax, i in zip(axes[0], wrong):
-    ax.imshow(X_test_pixels[i].reshape(8, 8), cmap="gray_r")
-    ax.set_title(f"true {y_test.numpy()[i]}\npred {test_pred[i]}", fontsize=11)
-    ax.axis("off")
-plt.show()
-
-# %% [markdown]
-# ## 9. Save the trained model, load it into a fresh one
-#
-# As in notebook 07: `lucid.save` writes the `state_dict` (no pickle), and a freshly built
-# `MLP` with the same architecture takes the weights back. The reloaded model must give exactly the
-# same predictions - not close, identical.
-
-# %% tags=["nbval-check-output"]
-import os
-import tempfile
-
-folder = tempfile.mkdtemp()
-path = os.path.join(folder, "digits_mlp.lucid")
-lucid.save(model.state_dict(), path)
-
-fresh = MLP(64, [64, 64], 10)                       # new random weights
-fresh.load_state_dict(lucid.load(path))
-fresh.eval()
-with lucid.no_grad():
-    fresh_logits = fresh(X_test).numpy()
-    model_logits = model(X_test).numpy()
-
-print("saved:", list(lucid.load(path)))
-print("identical logits:", np.array_equal(fresh_logits, model_logits))
-print("identical predictions:", np.array_equal(fresh_logits.argmax(axis=1), test_pred))
-
-# %%
-import shutil
-
-shutil.rmtree(folder)
-
-
-# %% [markdown]
-# A real project would save the standardisation statistics (`mean`, `std`) next to the weights:
-# the model only makes sense on inputs prepared the same way. (Registering them as buffers of a
-# small module, chapter 07, would put them in the `state_dict` itself.)
-#
-# ## 10. Variants of the training run
-#
-# To try variants quickly, we wrap *the same loop* in a function (nothing new inside it: the five
-# steps, the scheduler, the recorded norms). The exercises below use it.
-
-# %%
-def fit(model, optimizer, epochs=EPOCHS):
-    """The loop of section 4, returning the per-step losses and norms and the test accuracy."""
-    scheduler = CosineAnnealingLR(optimizer, T_max=epochs)
-    losses, norms = [], []
-    for _ in range(epochs):
-        model.train()
-        for xb, yb in train_loader:
-            optimizer.zero_grad()
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            norms.append(lucid_viz.grad_norms(model))
-            optimizer.step()
-            losses.append(loss.item())
-        scheduler.step()
-    model.eval()
-    with lucid.no_grad():
-        pred = model(X_test).numpy().argmax(axis=1)
-    return losses, norms, (pred == y_test.numpy()).mean()
-
-
-# %% [markdown]
 # ## Exercises
 #
 # ### Exercise 8.1 · The loss before training
@@ -387,97 +264,70 @@ check("Exercise 8.1", uniform_loss, F.cross_entropy(logits_4, labels_4), rtol=1e
       nudge="Equal scores: what probabilities does the softmax give?",
       hint="equal scores make every probability 1/4, and the loss is -log p(correct class).")
 
-# %% [markdown]
-# ### Exercise 8.2 · Adam instead of SGD
-#
-# Adam (`Adam(model.parameters(), lr=3e-3)`) gives every parameter its own step size, from
-# running averages of its gradient and of the gradient's square. Trained with Adam instead of SGD
-# (everything else the same), will the MLP still reach **95%** test accuracy? Answer `True` or
-# `False`. The check trains it (a few seconds).
-
-# %% tags=["solution"]
-adam_reaches_95 = True
-
-# %% tags=["check"]
-lucid.random.seed(0)                                 # a fresh, repeatable start
-adam_model = MLP(64, [64, 64], 10)
-adam_losses, adam_norms, adam_acc = fit(adam_model, Adam(adam_model.parameters(), lr=3e-3))
-check("Exercise 8.2", adam_reaches_95, adam_acc >= 0.95,
-      nudge="Which learning rates do the runs of section 6 use?",
-      hint="Adam's usual learning rate (1e-3 to 3e-3) works on most problems without tuning, "
-           "and this one is small.")
-
-# %% tags=["answer"]
-steps = len(train_loader)
-print(f"Adam test accuracy: {adam_acc:.4f}")
-print(f"mean loss in epoch 0: SGD {np.mean(train_losses[:steps]):.3f}, "
-      f"Adam {np.mean(adam_losses[:steps]):.3f}")
-
-# %% tags=["nbval-check-output", "answer"]
-print("Adam test accuracy >= 0.95:", adam_acc >= 0.95)
-
-# %% [markdown] tags=["answer"]
-# Adam reaches the same accuracy band, and its first-epoch loss (printed above) is in the same
-# range as SGD's. On a problem this small neither optimizer is clearly better; Adam's advantage is
-# that one learning rate (around 1e-3 to 3e-3) works on many problems without tuning, because it
-# scales every parameter's step by the size of that parameter's recent gradients.
 
 # %% [markdown]
-# ### Exercise 8.3 · Ten times the learning rate
+# ### Exercise 8.2 · Standardise with the training statistics
 #
-# Back to SGD with momentum 0.9, but with `lr=0.5` instead of 0.05. Will the test accuracy
-# after training be **above 50%**? Answer `True` or `False`, and think about what the gradient
-# norms will do. The check trains it.
+# Write `standardise(train, other)` for NumPy arrays of images, one per row: it returns `other`
+# standardised the way section 2 does it - each column (pixel) minus its mean, divided by its
+# standard deviation, both measured on `train` only, and a column whose standard deviation in
+# `train` is 0 divided by 1 instead. The check compares it with section 2's recipe on a few
+# small arrays.
 
 # %% tags=["solution"]
-hot_above_half = False
+def standardise(train, other):
+    """other, standardised with the mean and std of each column of train."""
+    mean, std = train.mean(axis=0), train.std(axis=0)
+    std = np.where(std == 0, 1.0, std)
+    return (other - mean) / std
+
 
 # %% tags=["check"]
-lucid.random.seed(0)
-hot_model = MLP(64, [64, 64], 10)
-hot_losses, hot_norms, hot_acc = fit(hot_model, SGD(hot_model.parameters(), lr=0.5,
-                                                    momentum=0.9))
-check("Exercise 8.3", hot_above_half, hot_acc > 0.5,
-      nudge="Compare the loss curves of section 6: what does a too large step do?",
-      hint="steps ten times larger overshoot. What happens to a ReLU whose input a huge update "
-           "has pushed below 0 for every image?")
+def recipe(train, other):  # section 2's cell, for any arrays
+    mean, std = train.mean(axis=0), train.std(axis=0)
+    std[std == 0] = 1.0
+    return (other - mean) / std
 
 
-# %% tags=["answer"]
-def largest(norms):
-    return max(max(step.values()) for step in norms)
-
-first_layer = np.array([step["0"] for step in hot_norms])
-alive = np.flatnonzero(first_layer > 1e-12)          # steps where layer 0 still gets a gradient
-with lucid.no_grad():
-    hot_pred = hot_model(X_test).numpy().argmax(axis=1)
-print(f"largest gradient norm: {largest(hot_norms):.1f}  (lr=0.05: {largest(norm_history):.1f})")
-print(f"layer 0 gets no gradient (< 1e-12) after step {alive[-1]} (of {len(hot_norms)})")
-print(f"final loss {hot_losses[-1]:.3f} (ln 10 = 2.303), test accuracy {hot_acc:.3f}")
-print("digits it predicts on the test set:", np.unique(hot_pred).tolist())
-
-# %% tags=["nbval-check-output", "answer"]
-print("lr=0.5 test accuracy < 0.5:", hot_acc < 0.5)
-
-# %% tags=["answer"]
-# ylim keeps the axis readable: a zero norm has no place on a log scale, it drops out
-lucid_viz.plot_grad_norms(hot_norms, title="lr = 0.5: gradient norm per layer",
-                          ylim=(1e-6, 1e3))
+def own_statistics(train, other):  # the leak: statistics of the data being standardised
+    return recipe(other, other)
 
 
-# %% [markdown] tags=["answer"]
-# With `lr=0.5` the steps overshoot: the gradient norms **explode** (far above anything the
-# lr=0.05 run saw), and the huge updates push the pre-activations of the hidden units to negative
-# values for every input. A ReLU whose input is always negative outputs 0 and passes back a
-# gradient of 0 - it is **dead**. Within the first two epochs every hidden unit is dead: from the
-# step printed above on, layers `0` and `2` get no gradient (their lines drop out of the plot) and
-# never move again. Only the
-# last layer's *bias* still learns, and the best it can do without any information from the image
-# is to predict the class frequencies: the loss sits at about `ln 10`, and the model answers the
-# same digit for every image - chance-level accuracy. The gradient-norm plot shows the collapse
-# long before anyone would look at the accuracy, which is why it is worth recording.
+cases = [(np.array([[0.0, 2.0], [2.0, 4.0], [4.0, 9.0]]), np.array([[1.0, 1.0], [3.0, 5.0]])),
+         (np.array([[5.0, 0.0, 1.0], [7.0, 0.0, 3.0]]), np.array([[6.0, 2.0, 2.0]])),
+         (np.arange(12.0).reshape(4, 3) ** 2, np.arange(6.0).reshape(2, 3))]
+check_function("Exercise 8.2", standardise, recipe, cases,
+               nudge="Section 2 standardises every image with statistics of the training part "
+                     "only.",
+               hint="mean and std along axis=0 of train (one per pixel); set the zero stds to "
+                    "1 (np.where); then (other - mean) / std.",
+               mistakes={"those are other's own statistics: the mean and std must come from "
+                         "train": own_statistics})
+
+# %% [markdown]
+# ### Exercise 8.3 · How many steps?
 #
-# (The exact step of the collapse can differ on another machine; the collapse itself does not.)
+# The training part of section 2 has 1,257 images. With `DataLoader(train_set, batch_size=50,
+# shuffle=True)` and 12 epochs, how many optimizer steps does the loop of section 4 take? And
+# with `drop_last=True` (the last, smaller batch of every epoch left out)?
+
+# %% tags=["solution"]
+steps_12_epochs = 12 * 26
+steps_drop_last = 12 * 25
+
+# %% tags=["check"]
+images_check = TensorDataset(np.zeros((1257, 1)), np.zeros(1257))
+nudge = "Section 4 counts the batches per epoch and the optimizer steps of its own run."
+check("Exercise 8.3", steps_12_epochs, 12 * len(DataLoader(images_check, batch_size=50)),
+      nudge=nudge, hint="one step per batch; an epoch has 1257 / 50 batches, rounded up: the "
+                        "last batch holds what is left.",
+      mistakes={"that is the number of batches in one epoch; the loop runs 12": 26,
+                "that rounds the batches down: the last, smaller batch is a step too": 300})
+check("Exercise 8.3 (drop_last)", steps_drop_last,
+      12 * len(DataLoader(images_check, batch_size=50, drop_last=True)),
+      nudge=nudge, hint="drop_last leaves out the last, smaller batch: 1257 // 50 batches per "
+                        "epoch.")
+
 
 # %% [markdown]
 # ### Exercise 8.4 · Implement cross-entropy
@@ -511,5 +361,5 @@ check_function("Exercise 8.4", cross_entropy, lucid_cross_entropy,
                     "longer overflows.")
 
 # %% [markdown]
-# **Next:** [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb) replaces the MLP by convolutions
-# and builds ResNet-18.
+# **Next:** [09 · Reading a training run](09_reading_a_training_run.ipynb): the gradient norm of
+# every layer, the mistakes, saving the weights, and what Adam and a too-large learning rate do.

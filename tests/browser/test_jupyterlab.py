@@ -482,9 +482,9 @@ class TinyRNN(nn.Module):
 
 
 x_long = lucid.random.randn(20, 2, 3, dtype=lucid.Float32)'''
-_WIDEST = ["lucid_viz.draw(block, x_block)",  # chapter 08's op-level BasicBlock
+_WIDEST = ["lucid_viz.draw(block, x_block)",  # chapter 11's op-level BasicBlock
            "lucid_viz.draw(resnet, lucid.zeros(1, 3, 32, 32, dtype=lucid.Float32), depth=2)",
-           "lucid_viz.draw(TinyRNN(), x_long)",  # chapter 13's rolled-up recurrence
+           "lucid_viz.draw(TinyRNN(), x_long)",  # chapter 16's rolled-up recurrence
            "lucid_viz.draw(nn.LSTM(3, 4), x_long[:5])"]
 
 

@@ -1,7 +1,7 @@
 # %% [markdown]
-# # 15 · Attention
+# # 18 · Attention
 #
-# A recurrent network (chapter 13) reads a sequence one step at a time and squeezes everything
+# A recurrent network (chapter 16) reads a sequence one step at a time and squeezes everything
 # it has seen into one state vector. **Attention** lets every position look back at every
 # earlier position directly, and decide by itself which ones matter. In this chapter we write
 # attention out by hand and build up to a Transformer layer; the next chapter trains a small
@@ -16,10 +16,11 @@
 # | 4 | a Transformer layer, part by part (post-norm and pre-norm) | `nn.TransformerEncoderLayer` |
 # | 5 | the text, the characters, and the loss to beat | `CharDataset` |
 #
-# **You need:** [13 · Recurrent networks](13_recurrent_networks.ipynb) (sequence models,
-# next-step prediction), [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop,
-# cross-entropy), [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb), and section 7 of
-# [10 · Layers and losses](10_layers_and_losses.ipynb) (`nn.MultiHeadAttention`, `is_causal`).
+# **You need:** [16 · Recurrent networks](16_recurrent_networks.ipynb) (sequence models, next-step
+# prediction), [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop, cross-entropy),
+# [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb), and section 7 of
+# [13 · Embeddings, activations and losses](13_activations_and_losses.ipynb)
+# (`nn.MultiHeadAttention`, `is_causal`).
 
 # %%
 import math
@@ -91,7 +92,7 @@ for dim in (4, 64, 1024):
           f"largest weight: {top_raw:.2f} unscaled, {top_scaled:.2f} scaled")
 
 # %% [markdown]
-# **Several heads.** `nn.MultiHeadAttention(E, h)` (chapter 10) first projects its inputs with
+# **Several heads.** `nn.MultiHeadAttention(E, h)` (chapter 13) first projects its inputs with
 # learned matrices, $Q = X W_q^\top + b_q$ (the same for $K$, $V$), then cuts the $E$ features
 # into $h$ heads of $E/h$ features each, runs the three steps above in every head at once, puts
 # the heads side by side again and applies an output projection. Its weights are stored as
@@ -237,7 +238,7 @@ print("a position with itself:", round(float(S[7, 7]), 3), "= d/2 = 32")
 # ## 4. A Transformer layer, part by part
 #
 # `nn.TransformerEncoderLayer` is attention plus a small MLP applied to every position alone,
-# each wrapped in a **residual connection** (chapter 09) and a **LayerNorm**. Its parts, under
+# each wrapped in a **residual connection** (chapter 11) and a **LayerNorm**. Its parts, under
 # PyTorch's names:
 #
 # | part | what it does |
@@ -359,7 +360,7 @@ print("most frequent characters:", [chars.itos[i] for i in np.argsort(-p)[:8]])
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 15.1 · Predict the shapes
+# ### Exercise 18.1 · Predict the shapes
 #
 # `mha = nn.MultiHeadAttention(embed_dim=24, num_heads=3)` is called with a query of shape
 # `(2, 7, 24)` (2 sequences of 7 positions) and a key and value of shape `(2, 5, 24)`, and
@@ -379,12 +380,12 @@ out_check, w_check = mha_check(lucid.random.randn(2, 7, 24, dtype=lucid.Float32)
 nudge = "Section 1 prints the shapes of an attention call; which axes does each result keep?"
 hint = ("one output vector per query position; one weight per (sequence, head, query, key). "
         "The keys and the queries need not be equally many.")
-check("Exercise 15.1 (output)", out_shape, out_check.shape, nudge=nudge, hint=hint)
-check("Exercise 15.1 (weights)", weights_shape, w_check.shape, nudge=nudge, hint=hint)
+check("Exercise 18.1 (output)", out_shape, out_check.shape, nudge=nudge, hint=hint)
+check("Exercise 18.1 (weights)", weights_shape, w_check.shape, nudge=nudge, hint=hint)
 
 
 # %% [markdown]
-# ### Exercise 15.2 · Causal attention, by hand
+# ### Exercise 18.2 · Causal attention, by hand
 #
 # Write `causal_attention(q, k, v)` for Lucid tensors of shape `(..., L, d)` (any number of
 # leading axes: batch, heads): the scores $QK^\top/\sqrt{d}$, the causal mask (section 2),
@@ -405,7 +406,7 @@ def causal_attention(q, k, v):
 lucid.random.seed(0)
 cases = [tuple(lucid.random.randn(*shape, dtype=lucid.Float64) for _ in range(3))
          for shape in [(4, 8), (2, 3, 5, 4), (1, 6), (2, 2, 9, 16)]]
-check_function("Exercise 15.2", causal_attention,
+check_function("Exercise 18.2", causal_attention,
                lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), cases,
                nudge="Write section 1's attention with the causal mask of section 2.",
                hint="the mask adds -inf above the diagonal (key after query), before the "
@@ -413,7 +414,7 @@ check_function("Exercise 15.2", causal_attention,
                     "the last axis (the keys).")
 
 # %% [markdown]
-# ### Exercise 15.3 · The unigram entropy, by hand
+# ### Exercise 18.3 · The unigram entropy, by hand
 #
 # The loss to beat in section 5 was the unigram entropy $H = -\sum_c p_c \ln p_c$. Compute it
 # by hand for the "text" `abracadabra`: count each letter, turn the counts into frequencies,
@@ -430,7 +431,7 @@ word = "abracadabra"
 letters = sorted(set(word))
 ids = np.array([letters.index(c) for c in word])
 freq_logits = np.log(np.bincount(ids) / len(word))
-check("Exercise 15.3", unigram_entropy,
+check("Exercise 18.3", unigram_entropy,
       F.cross_entropy(lucid.Tensor(np.tile(freq_logits, (len(word), 1))), lucid.Tensor(ids)),
       rtol=1e-4,
       nudge="Count each letter of the word first.",
@@ -438,7 +439,7 @@ check("Exercise 15.3", unigram_entropy,
            "-p_c ln p_c over the five letters.")
 
 # %% [markdown]
-# ### Exercise 15.4 · The parameters of multi-head attention
+# ### Exercise 18.4 · The parameters of multi-head attention
 #
 # How many parameters does `nn.MultiheadAttention(embed_dim=24, num_heads=4)` have? It projects
 # the input to queries, keys and values (each `Linear(24, 24)` with bias, stored together as
@@ -449,12 +450,12 @@ check("Exercise 15.3", unigram_entropy,
 mha_params = 2400
 
 # %% tags=["check"]
-check("Exercise 15.4", mha_params,
+check("Exercise 18.4", mha_params,
       sum(p.size for p in nn.MultiheadAttention(embed_dim=24, num_heads=4).parameters()),
       nudge="Count four Linear(24, 24) layers with bias; does the number of heads change it?",
       hint="each Linear(24, 24) with bias has 24·24 + 24 parameters; the heads split the 24 "
            "dimensions, they add none.")
 
 # %% [markdown]
-# **Next:** [16 · A tiny GPT](16_a_tiny_gpt.ipynb) stacks these layers into a GPT, trains it on
+# **Next:** [19 · A tiny GPT](19_a_tiny_gpt.ipynb) stacks these layers into a GPT, trains it on
 # the text of section 5, and looks at what its heads learned.

@@ -1,10 +1,12 @@
 # %% [markdown]
-# # 17 · Generative models: a VAE on digits
+# # 20 · Variational autoencoders: the idea and the loss
 #
 # Every model so far answered a question *about* an image: which digit is it? A **generative
 # model** learns what the images themselves look like, well enough to **make new ones**. In this
-# chapter we build the classic one, the **variational autoencoder** (VAE), and train it on the
-# 8x8 digits of chapter 08 in a few seconds:
+# chapter and the next we build the classic one, the **variational autoencoder** (VAE), for the
+# 8x8 digits of chapter 08. This chapter takes it apart: the idea, the model, and the two pieces
+# of mathematics that make it trainable; [chapter 21](21_latent_spaces_and_gans.ipynb) trains
+# it, looks at what it learned, and meets a second generative model, the GAN.
 #
 # | § | what |
 # |---|---|
@@ -13,30 +15,23 @@
 # | 3 | the model: `lucid.models.generative.VAE`, encoder to $(\mu, \log\sigma^2)$, decoder |
 # | 4 | the **reparameterisation trick** $z = \mu + \sigma \varepsilon$, and why it works |
 # | 5 | the loss: reconstruction (BCE) + KL divergence, the KL term derived |
-# | 6 | training, with both terms of the loss on one picture |
-# | 7 | reconstructions, samples from the prior, and which latent dimensions the model uses |
-# | 8 | a 2-D latent space: the digits on a map, and the map decoded |
-# | 9 | a glance at the other generative model in the package, the DCGAN |
 #
 # **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (gradients through a
-# graph), [08 · Training an MLP](08_training_an_mlp.ipynb) (the digits, the training loop) and
-# [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb) (convolutions and BatchNorm, for
-# section 9). Some probability helps: a Gaussian's density and what an expectation is.
+# graph) and [08 · Training an MLP](08_training_an_mlp.ipynb) (the digits, the loss). Some
+# probability helps: a Gaussian's density and what an expectation is.
 
 # %%
 import math
 
 import matplotlib.pyplot as plt
 import numpy as np
-from tqdm.auto import trange  # progress bars: a widget in Jupyter, text elsewhere
 
 import lucid
 import lucid.nn.functional as F
 import lucid_viz
 from lucid.data import DataLoader, TensorDataset, random_split
 from lucid.models import summarize
-from lucid.models.generative import VAE, Discriminator, Generator, vae_loss
-from lucid.optim import Adam
+from lucid.models.generative import VAE, vae_loss
 from lucid_viz.exercises import check, check_function, check_grad
 
 lucid.random.seed(0)      # parameter inits, the noise of the VAE, DataLoader shuffling
@@ -343,245 +338,11 @@ print(f"the average digit for every image           : {mean_bce.mean():.1f} nats
 # So between about 44 (untrained) and 13.7 (perfect) lies what the VAE can win, and 27.1 is
 # what a decoder that ignores $z$ would reach. Everything below 27.1 must come through the code,
 # and every nat of information in the code is charged by the KL term.
-#
-# ## 6. Training
-#
-# The loop of chapter 08, with the VAE loss instead of cross-entropy and Adam as the optimizer.
-# There are no labels: the image is its own target. To see the two terms separately we compute
-# the reconstruction term once more (without a graph, `lucid.no_grad()`) and get the KL term as
-# the difference; after each epoch we measure the whole loss on the test images. All figures
-# are per image, in nats.
-
-# %%
-EPOCHS = 80
-
-
-def train(model, epochs=EPOCHS, lr=3e-3):
-    """Adam on vae_loss. Returns the reconstruction and KL terms per epoch (training images,
-    averaged over the epoch's steps) and the test loss after each epoch, all per image."""
-    optimizer = Adam(model.parameters(), lr=lr)
-    history = {"reconstruction": [], "kl": [], "test": []}
-    for _ in trange(epochs, desc=f"VAE with {model.latent} latent dimensions (epochs)"):
-        model.train()
-        bce_sum = loss_sum = 0.0
-        for (xb,) in train_loader:                   # no labels: x is its own target
-            optimizer.zero_grad()
-            recon, mu, logvar = model(xb)            # encode, sample z, decode
-            loss = vae_loss(recon, xb, mu, logvar)   # BCE + KL, summed over the batch
-            loss.backward()
-            optimizer.step()
-            with lucid.no_grad():                    # the first term alone, for the plot
-                bce_sum += F.binary_cross_entropy(recon, xb, reduction="sum").item()
-            loss_sum += loss.item()
-        history["reconstruction"].append(bce_sum / n_train)
-        history["kl"].append((loss_sum - bce_sum) / n_train)
-        model.eval()
-        with lucid.no_grad():
-            recon, mu, logvar = model(X_test)
-            history["test"].append(vae_loss(recon, X_test, mu, logvar).item() / n_test)
-    return history
-
-
-lucid.random.seed(0)
-model = VAE(in_features=64, hidden=128, latent=8)
-history = train(model)
-print(f"after {EPOCHS} epochs: reconstruction {history['reconstruction'][-1]:.2f}, "
-      f"KL {history['kl'][-1]:.2f}, test loss {history['test'][-1]:.2f} nats per image")
-
-# %%
-epochs = np.arange(1, EPOCHS + 1)
-fig, (ax_rec, ax_kl) = plt.subplots(1, 2, figsize=(9, 4.0))
-ax_rec.plot(epochs, history["reconstruction"], color="#3d6fa6", linewidth=2,
-            label="reconstruction (train)")
-ax_rec.plot(epochs, np.add(history["reconstruction"], history["kl"]), color="#3d6fa6",
-            linestyle="--", linewidth=1.5, label="reconstruction + KL (train)")
-ax_rec.plot(epochs, history["test"], color="#b8651b", linewidth=1.5,
-            label="reconstruction + KL (test)")
-ax_rec.axhline(mean_bce.mean(), color="grey", linestyle=":", linewidth=1.5,
-               label="the average digit")
-ax_rec.set_ylabel("nats per image")
-ax_kl.plot(epochs, history["kl"], color="#6a3d9a", linewidth=2, label="KL (train)")
-ax_kl.set_ylabel("KL (nats per image)")
-for ax in (ax_rec, ax_kl):
-    ax.set_xlabel("epoch")
-    ax.grid(alpha=0.3)
-    ax.legend()
-fig.suptitle("The VAE's loss, term by term")
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# Read the two panels together. The reconstruction term falls fast, from about 44 nats per
-# image before training (section 5) to about 21, far below the 27 of the average digit: the
-# code carries information about each image. The KL term moves the other way: it starts near 0
-# (every code at the prior, nothing encoded) and **rises** to a few nats, the information the
-# encoder has found worth paying for. The total (dashed) keeps falling: each nat of KL buys
-# more than a nat of reconstruction. The test loss follows the training loss closely: the model
-# has not overfitted. (Each point of the training curves averages one epoch's steps, taken while
-# the model changed; the exact figures vary a little between machines, the shape does not.)
-#
-# ## 7. What the VAE learned
-#
-# **Reconstructions.** Encode a test image, decode its code. We decode the mean code $\mu$ (no
-# noise), the encoder's best guess:
-
-# %%
-model.eval()
-with lucid.no_grad():
-    mu, logvar = model.encode(X_test[:12])
-    reconstructions = model.decode(mu).numpy()
-show_rows([X_test[:12].numpy(), reconstructions], ["original", "VAE"],
-          title="Test digits and their reconstructions through 8 numbers")
-
-# %% [markdown]
-# The reconstructions are blurred versions of the originals: the right digit in most cases,
-# smooth strokes, the fine detail averaged away. Eight numbers hold much less than 64 pixels,
-# and the KL term makes those eight numbers expensive.
-#
-# **Samples from the prior.** Now the generative part: draw codes from $\mathcal{N}(0, I)$,
-# the prior, and decode them. No image goes in.
-
-# %%
-lucid.random.seed(4)
-with lucid.no_grad():
-    samples = model.decode(lucid.random.randn(24, 8, dtype=lucid.Float32))
-samples = samples.numpy()
-show_rows([samples[:12], samples[12:]], ["sample", "sample"],
-          title="New digits: codes drawn from N(0, I), decoded")
-
-# %% [markdown]
-# Most samples look like digits, some like a blend of two. The blends are the honest part of
-# the picture: codes the prior draws between the regions the training digits occupy decode to
-# something in between.
-#
-# **Which latent dimensions are used?** The KL term of each latent dimension, averaged over the
-# test images, measures how much that dimension says about the image:
-
-# %%
-with lucid.no_grad():
-    mu, logvar = model.encode(X_test)
-kl_per_dim = (0.5 * (mu * mu + lucid.exp(logvar) - 1 - logvar)).numpy().mean(axis=0)
-fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.bar(np.arange(8), kl_per_dim, color="#3d6fa6")
-ax.set_xlabel("latent dimension")
-ax.set_ylabel("KL (nats per image)")
-ax.set_title("KL term per latent dimension, test images")
-ax.grid(axis="y", alpha=0.3)
-plt.show()
-print("KL per dimension (nats):", [round(float(v), 3) for v in kl_per_dim])
-print("dimensions in use (KL > 0.05 nats):", int((kl_per_dim > 0.05).sum()), "of 8")
-
-# %% [markdown]
-# Some dimensions carry almost nothing: for every image the encoder gives them
-# $\mu \approx 0$, $\sigma \approx 1$, the prior itself, at a KL cost of about 0, and the
-# decoder learns to ignore them. The KL term charges for every nat a dimension carries, and on
-# 8x8 digits a few dimensions are worth it while the rest are not. (Which ones and how many can
-# differ between runs and machines.) This switching-off is common in VAEs; with many more
-# dimensions than the data needs it is called *posterior collapse*.
-#
-# ## 8. A 2-D latent space
-#
-# With only **two** latent dimensions the codes can be drawn on a plane. The same training
-# function, a new model:
-
-# %%
-lucid.random.seed(0)
-model_2d = VAE(in_features=64, hidden=128, latent=2)
-history_2d = train(model_2d)
-print(f"latent 2: test loss {history_2d['test'][-1]:.2f} nats per image "
-      f"(latent 8: {history['test'][-1]:.2f})")
-
-# %% [markdown]
-# Each test image's mean code $\mu$, coloured by its digit (the labels were never used in
-# training):
-
-# %%
-model_2d.eval()
-with lucid.no_grad():
-    mu_2d, _ = model_2d.encode(X_test)
-mu_2d = mu_2d.numpy()
-fig, ax = plt.subplots(figsize=(8, 6.5))
-cmap = plt.get_cmap("tab10")
-for digit in range(10):
-    where = y_test == digit
-    ax.scatter(mu_2d[where, 0], mu_2d[where, 1], s=18, color=cmap(digit), label=str(digit))
-ax.set_xlabel(r"$z_1$ (standard deviations of the prior)")
-ax.set_ylabel(r"$z_2$ (standard deviations of the prior)")
-ax.set_title("Test digits in the 2-D latent space (mean codes)")
-ax.legend(title="digit", loc="center left", bbox_to_anchor=(1.0, 0.5))
-ax.grid(alpha=0.3)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# Digits of one class gather in one region, and similar-looking classes sit side by side. The
-# whole cloud stays within a few units of the origin: the KL term keeps it where the prior
-# draws. Since the plane is only two numbers wide, we can also **decode the plane itself**: a
-# grid of codes from -2 to 2 in each direction, each decoded to an 8x8 image.
-
-# %%
-steps = 12
-grid = np.linspace(-2.0, 2.0, steps)
-codes = np.array([[z1, z2] for z2 in grid[::-1] for z1 in grid], dtype=np.float32)
-with lucid.no_grad():
-    decoded = model_2d.decode(lucid.Tensor(codes)).numpy()
-# one 8x8 tile per code, each framed by a 1-pixel border (NaN, drawn in light blue)
-tiles = np.pad(decoded.reshape(steps, steps, 8, 8), ((0, 0), (0, 0), (1, 1), (1, 1)),
-               constant_values=np.nan)
-canvas = tiles.transpose(0, 2, 1, 3).reshape(10 * steps, 10 * steps)
-grey_with_frames = plt.get_cmap("gray_r").copy()
-grey_with_frames.set_bad("#cfe2f3")
-fig, ax = plt.subplots(figsize=(7.5, 7.5))
-half = 2.0 + 2.0 / (steps - 1)             # half a tile beyond the outermost codes
-ax.imshow(canvas, cmap=grey_with_frames, vmin=0, vmax=1, extent=(-half, half, -half, half))
-ax.set_xlabel(r"$z_1$ (standard deviations of the prior)")
-ax.set_ylabel(r"$z_2$ (standard deviations of the prior)")
-ax.set_title("The 2-D latent space, decoded")
-plt.show()
-
-# %% [markdown]
-# Moving across the picture morphs one digit into the next: the decoder is a smooth function of
-# the code, and the KL term has packed the classes together so that there are few empty regions
-# between them. Compare with the scatter plot above: each region of the map shows the digit
-# whose codes lie there.
-#
-# ## 9. Another generative model: the DCGAN
-#
-# `lucid.models.generative` holds a second generative model, the **DCGAN** (the one of
-# PyTorch's DCGAN tutorial). It has no encoder and no likelihood. A **generator** $G$ turns
-# noise into an image, with transposed convolutions that double the image size at each step
-# (chapter 10 shows `ConvTranspose2d`), BatchNorm and ReLU, and a Tanh at the end (pixels in
-# $(-1, 1)$). A **discriminator** $D$, a CNN like chapter 09's, gives the probability that an
-# image is real. The two are trained against each other: $D$ learns to tell real images from
-# $G$'s, and $G$ learns to fool $D$. That game is harder to train than a VAE (it needs many more
-# steps and some care) and we do not play it here; we only look at the two networks, sized for
-# 8x8 single-channel images:
-
-# %% tags=["nbval-check-output"]
-generator = Generator(nz=8, ngf=32, nc=1, image_size=8)
-discriminator = Discriminator(ndf=32, nc=1, image_size=8)
-g_summary = summarize(generator, (1, 8, 1, 1))
-d_summary = summarize(discriminator, (1, 1, 8, 8))
-
-# %% [markdown]
-# Noise of shape $(N, n_z, 1, 1)$ becomes images $(N, 1, 8, 8)$; the discriminator turns each
-# into one probability, $(N, 1, 1, 1)$. The defaults, `Generator()` and `Discriminator()`, are
-# the tutorial's networks for 64x64 colour images, whose PyTorch weights load.
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(5)
-with lucid.no_grad():
-    fake = generator(lucid.random.randn(4, 8, 1, 1, dtype=lucid.Float32))
-    p_real = discriminator(fake)
-print("generated images:", fake.shape, " values in (-1, 1):",
-      bool((np.abs(fake.numpy()) < 1).all()))
-print("discriminator says:", p_real.shape)
-print(f"parameters of the tutorial's generator: {sum(p.size for p in Generator().parameters()):,}")
 
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 17.1 · Predict the KL term
+# ### Exercise 20.1 · Predict the KL term
 #
 # An encoder gives one image the code distribution $\mu = (1, 0)$,
 # $\log\sigma^2 = (0, \ln 4)$. What is its KL term, $\mathrm{KL}(q \,\|\, \mathcal{N}(0, I))$,
@@ -594,7 +355,7 @@ kl_predicted = 0.5 * ((1 + 1 - 1 - 0) + (0 + 4 - 1 - math.log(4)))
 # %% tags=["check"]
 # a reconstruction equal to its 0/1 target costs 0 nats, so vae_loss is the KL term alone
 x_binary = lucid.Tensor([[1.0, 0.0, 1.0, 1.0]])
-check("Exercise 17.1", kl_predicted,
+check("Exercise 20.1", kl_predicted,
       vae_loss(x_binary, x_binary, lucid.Tensor([[1.0, 0.0]]),
                lucid.Tensor([[0.0, math.log(4)]])),
       rtol=1e-3,
@@ -603,7 +364,7 @@ check("Exercise 17.1", kl_predicted,
            "exp(logvar); then add the two.")
 
 # %% [markdown]
-# ### Exercise 17.2 · Predict the gradients through the trick
+# ### Exercise 20.2 · Predict the gradients through the trick
 #
 # $\mu = 1$, $\log\sigma^2 = \ln 9$ (so $\sigma = 3$), a fixed draw $\varepsilon = -0.5$,
 # $z = \mu + \sigma\varepsilon$ and the loss $L = (z - 2)^2$. Give
@@ -619,7 +380,7 @@ def loss_through_the_trick(mu, logvar):
     return (z - 2) ** 2
 
 
-check_grad("Exercise 17.2", gradients_predicted, loss_through_the_trick, 1.0, math.log(9),
+check_grad("Exercise 20.2", gradients_predicted, loss_through_the_trick, 1.0, math.log(9),
            nudge="Follow the reparameterisation: z depends on mu and logvar through which "
                  "formula?",
            hint="first z, then dL/dz = 2(z - 2); multiply by dz/dmu = 1 and by "
@@ -627,7 +388,7 @@ check_grad("Exercise 17.2", gradients_predicted, loss_through_the_trick, 1.0, ma
 
 
 # %% [markdown]
-# ### Exercise 17.3 · Implement the reparameterisation
+# ### Exercise 20.3 · Implement the reparameterisation
 #
 # Write `reparameterize(mu, logvar, eps)`: the sample $z = \mu + \sigma\,\varepsilon$ with
 # $\sigma = e^{\log\sigma^2 / 2}$, for Lucid tensors `mu` and `logvar` and a fixed draw `eps`,
@@ -663,7 +424,7 @@ def your_gradients(mu, logvar):
     return [np.zeros(3) if t.grad is None else t.grad for t in (mu_t, logvar_t)]
 
 
-check_grad("Exercise 17.3", your_gradients, package_sample_squared,
+check_grad("Exercise 20.3", your_gradients, package_sample_squared,
            [0.5, -1.0, 2.0], [0.0, -2.0, 1.2],
            nudge="z must be computed so that backward can reach mu and logvar.",
            hint="build z from Lucid operations on mu and logvar (lucid.exp, +, *), not from "
@@ -672,7 +433,7 @@ check_grad("Exercise 17.3", your_gradients, package_sample_squared,
 
 
 # %% [markdown]
-# ### Exercise 17.4 · Implement the VAE loss
+# ### Exercise 20.4 · Implement the VAE loss
 #
 # Write `vae_loss_numpy(recon, x, mu, logvar)` for NumPy arrays: the binary cross-entropy of
 # `recon` against `x`, summed over every pixel of every image, plus the KL term of section 5,
@@ -695,15 +456,15 @@ def package_loss(recon, x, mu, logvar):
 rng = np.random.default_rng(0)
 loss_cases = [(rng.uniform(0.05, 0.95, (n, 6)), rng.uniform(0, 1, (n, 6)),
                rng.normal(size=(n, k)), rng.normal(size=(n, k))) for n, k in [(1, 2), (4, 3)]]
-check_function("Exercise 17.4", vae_loss_numpy, package_loss, loss_cases,
+check_function("Exercise 20.4", vae_loss_numpy, package_loss, loss_cases,
                nudge="The loss of section 5 has two terms; write each as it is written there.",
                hint="both terms are sums over everything, not means; the cross-entropy has a "
                     "minus sign in front; the KL term needs sigma² = exp(logvar), per dimension "
-                    "as in Exercise 17.1.")
+                    "as in Exercise 20.1.")
 
 
 # %% [markdown]
-# ### Exercise 17.5 · The KL divergence between any two Gaussians
+# ### Exercise 20.5 · The KL divergence between any two Gaussians
 #
 # Section 5 derived the KL term for a standard normal prior. Some VAEs learn their prior too, and
 # then need it for two arbitrary Gaussians. Derive $\mathrm{KL}\big(\mathcal{N}(\mu_1,
@@ -727,7 +488,7 @@ def kl_by_integration(mu1, var1, mu2, var2):
     return np.trapezoid(np.exp(log_q) * (log_q - log_p), z)
 
 
-check_function("Exercise 17.5", kl_gaussians, kl_by_integration,
+check_function("Exercise 20.5", kl_gaussians, kl_by_integration,
                [(0.0, 1.0, 0.0, 1.0), (1.2, 0.5, 0.0, 1.0), (0.5, 0.25, -1.0, 2.0),
                 (2.0, 3.0, 1.0, 0.5)],
                rtol=1e-6, atol=1e-9,
@@ -736,6 +497,5 @@ check_function("Exercise 17.5", kl_gaussians, kl_by_integration,
                     "must give back section 5's formula.")
 
 # %% [markdown]
-# **Next:** [18 · Beyond the first derivative](18_beyond_first_derivatives.ipynb): derivatives of
-# derivatives, with a gradient penalty like the one that steadies GAN training, and the rest of
-# Lucid's toolbox.
+# **Next:** [21 · Latent spaces and GANs](21_latent_spaces_and_gans.ipynb): the VAE trained, its
+# samples, its latent space drawn as a map, and the DCGAN.

@@ -1,18 +1,14 @@
 # %% [markdown]
-# # 10 · Layers and losses: the rest of the catalogue
+# # 13 · Embeddings, activations and losses
 #
-# Chapters 08 and 09 trained real models with a handful of pieces: `Linear`, `Conv2d`,
-# `cross_entropy`, SGD. Lucid has more, with PyTorch's names and shapes. This chapter is a guided
-# tour of the layers and losses on the shelf (chapter 11 does the optimizers, schedules and data
-# tools). Each section is short and stands on its own: one idea, and a cell whose output checks
-# it - a shape against its formula, a value against NumPy, or a plot.
+# The second part of the tour of the shelf that
+# [chapter 12](12_convolutions_and_normalisation.ipynb) began: the layers that look tokens up,
+# squash and attend, the container that holds parts by name, the losses, and how a layer's weights
+# should start. As before, each section is short and stands on its own, and each cell's output
+# checks what it shows.
 #
 # | § | what | from |
 # |---|---|---|
-# | 1 | random numbers: `rand`, `randn`, `uniform`, `bernoulli` ... | `lucid.random` |
-# | 2 | 1-D convolution, pooling, transposed convolution, adaptive pooling | `lucid.nn` |
-# | 3 | normalisation: BatchNorm vs LayerNorm vs GroupNorm | `lucid.nn` |
-# | 4 | dropout | `lucid.nn` |
 # | 5 | embeddings and `one_hot` | `lucid.nn`, `lucid.nn.functional` |
 # | 6 | activations and their derivatives | `lucid.nn` |
 # | 7 | multi-head attention | `lucid.nn` |
@@ -20,8 +16,10 @@
 # | 9 | losses, and the shape mistake they refuse | `lucid.nn` |
 # | 10 | weight initialisation | `lucid.nn.init` |
 #
-# **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) and
-# [09 · CNNs and ResNet-18](09_cnns_and_resnet.ipynb); the sections can be read in any order.
+# (The sections go on from chapter 12's numbers: chapters 12, 13 and 14 are one tour.)
+#
+# **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop,
+# cross-entropy); the sections can be read in any order.
 
 # %%
 import math
@@ -33,7 +31,7 @@ import numpy as np
 import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
-from lucid_viz.exercises import check, check_function
+from lucid_viz.exercises import check, check_function, check_grad
 
 # On Linux without a GPU, MLX runs "gpu" tensors on its CPU device and Lucid warns once.
 # We know that already (chapter 05 is about it), so keep the warning out of the outputs.
@@ -42,286 +40,6 @@ warnings.filterwarnings("ignore", message="MLX has no GPU")
 np.set_printoptions(precision=4, suppress=True)
 plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
-
-# %% [markdown]
-# ## 1. Random numbers: one generator, any dtype, any device
-#
-# Everything random in Lucid - weight inits, dropout masks, data shuffling - draws from **one**
-# NumPy generator inside `lucid.random`, so `lucid.random.seed(n)` makes a whole program
-# repeatable. Every sampler takes `dtype=` and `device=`:
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(0)
-samples = {
-    "rand(2, 3)": lucid.random.rand(2, 3),
-    "randn(2, 3, dtype=Float32)": lucid.random.randn(2, 3, dtype=lucid.Float32),
-    "uniform(-1, 1, size=(2, 3))": lucid.random.uniform(-1, 1, size=(2, 3)),
-    "randint(0, 10, size=(2, 3), dtype=Int32)": lucid.random.randint(
-        0, 10, size=(2, 3), dtype=lucid.Int32, device="cpu"),
-    "bernoulli(0.3, size=(2, 3))": lucid.random.bernoulli(0.3, size=(2, 3)),
-    "permutation(6)": lucid.random.permutation(6),
-}
-for name, t in samples.items():
-    print(f"{name:42s} shape={str(t.shape):7s} {t.dtype.name:8s} {t.device}  "
-          f"{t.numpy().ravel()[:3]}")
-
-# %% [markdown]
-# Each sampler draws from a known distribution, so with many samples its mean and variance must
-# come close to the textbook values ($U[a, b)$ has variance $(b-a)^2/12$, a coin with
-# $P(1) = p$ has mean $p$, the integers $0..5$ have mean $2.5$):
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(1)
-n = 200_000
-rows = [
-    ("rand", lucid.random.rand(n), 0.5, 1 / 12),
-    ("randn", lucid.random.randn(n), 0.0, 1.0),
-    ("uniform(-2, 2)", lucid.random.uniform(-2, 2, size=n), 0.0, 16 / 12),
-    ("bernoulli(0.3)", lucid.random.bernoulli(0.3, size=n), 0.3, 0.3 * 0.7),
-    ("randint(0, 6)", lucid.random.randint(0, 6, size=n), 2.5, 35 / 12),
-]
-print(f"{'sampler':15s} {'mean':>7s} {'theory':>7s} {'var':>7s} {'theory':>7s}")
-for name, t, mean, var in rows:
-    a = t.numpy()
-    print(f"{name:15s} {a.mean():7.3f} {mean:7.3f} {a.var():7.3f} {var:7.3f}")
-
-perm = lucid.random.permutation(10).numpy()
-print("permutation(10):", perm, " sorted back:", np.array_equal(np.sort(perm), np.arange(10)))
-
-# %% [markdown]
-# The generator is NumPy's, and MLX never draws a number: the values are drawn first and only
-# *then* placed on the device. So the same seed gives the same numbers on `"cpu"` and on
-# `"gpu"` - useful when you compare the two devices (notebook 05).
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(7)
-on_cpu = lucid.random.randn(4, dtype=lucid.Float32, device="cpu")
-lucid.random.seed(7)
-on_gpu = lucid.random.randn(4, dtype=lucid.Float32, device="gpu")
-
-print(on_cpu.device, on_cpu.numpy())
-print(on_gpu.device, on_gpu.numpy())
-print("identical:", np.array_equal(on_cpu.numpy(), on_gpu.numpy()))
-
-# %% [markdown]
-# ## 2. Convolutions and pooling: shape arithmetic
-#
-# ### `Conv1d`: convolution along a sequence
-#
-# `Conv2d` (notebook 09) slides a kernel over an image `(N, C, H, W)`; `Conv1d` slides it along a
-# sequence `(N, C, L)` - audio, a time series, text embeddings. The output length follows the same
-# formula as each side of an image:
-#
-# $$L_{out} = \left\lfloor \frac{L + 2p - d\,(k-1) - 1}{s} \right\rfloor + 1$$
-#
-# (kernel $k$, stride $s$, padding $p$, dilation $d$). The weight is
-# `(out_channels, in_channels, k)`.
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(0)
-seq = lucid.random.randn(2, 3, 50, dtype=lucid.Float32)     # N=2 sequences, 3 channels, L=50
-
-def l_out(L, k, s=1, p=0, d=1):
-    return (L + 2 * p - d * (k - 1) - 1) // s + 1
-
-print(f"{'layer':62s} {'output':12s} formula")
-for k, s, p, d in [(3, 1, 0, 1), (3, 1, 1, 1), (5, 2, 2, 1), (3, 1, 0, 4), (7, 3, 0, 1)]:
-    conv = nn.Conv1d(3, 8, kernel_size=k, stride=s, padding=p, dilation=d)
-    out = conv(seq)
-    print(f"{str(conv):62s} {str(out.shape):12s} L_out = {l_out(50, k, s, p, d)}")
-print("weight:", conv.weight.shape, " bias:", conv.bias.shape)
-
-# %% [markdown]
-# ### `MaxPool1d` and `AvgPool1d`
-#
-# Pooling has no weights: it summarises each window by its maximum or its mean. The stride
-# defaults to the window size, so `MaxPool1d(2)` halves the length. On a sequence small enough to
-# check by eye, against NumPy:
-
-# %% tags=["nbval-check-output"]
-x = lucid.Tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0, 6.0, 2.0]]])      # (N=1, C=1, L=8)
-a = x.numpy()[0, 0]
-
-print(f"{'input':23s}", a)
-print(f"{'MaxPool1d(2)':23s}", nn.MaxPool1d(2)(x).numpy()[0, 0],
-      "  NumPy:", a.reshape(4, 2).max(axis=1))
-print(f"{'AvgPool1d(2)':23s}", nn.AvgPool1d(2)(x).numpy()[0, 0],
-      "  NumPy:", a.reshape(4, 2).mean(axis=1))
-print(f"{'MaxPool1d(3, stride=1)':23s}", nn.MaxPool1d(3, stride=1)(x).numpy()[0, 0],
-      "  NumPy:", np.array([a[i:i + 3].max() for i in range(6)]))
-
-# %% [markdown]
-# ### `ConvTranspose2d`: upsampling
-#
-# A strided convolution makes an image smaller; a **transposed convolution** makes it larger, which
-# is what decoders, U-Nets and GAN generators need. Its output size is
-#
-# $$H_{out} = (H - 1)\,s - 2p + d\,(k-1) + \text{output\_padding} + 1$$
-#
-# The popular recipe `kernel_size=4, stride=2, padding=1` gives exactly $2H$:
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(0)
-
-def h_out(H, k, s=1, p=0, op=0, d=1):
-    return (H - 1) * s - 2 * p + d * (k - 1) + op + 1
-
-up = nn.ConvTranspose2d(16, 8, kernel_size=4, stride=2, padding=1)
-print(up, " weight:", up.weight.shape, "(in, out, kh, kw)")
-for H in (4, 7, 14):
-    z = lucid.random.randn(1, 16, H, H, dtype=lucid.Float32)
-    _, _, Ho, Wo = up(z).shape
-    print(f"  {f'{H}x{H}':>5s} -> {f'{Ho}x{Wo}':5s}  formula: {h_out(H, k=4, s=2, p=1)}")
-
-# %% [markdown]
-# Why "transposed"? A convolution is a linear map $y = Cx$; the transposed convolution applies
-# $C^T$. And $C^T$ is exactly what backward needs: the gradient of a convolution with respect to
-# its *input* is the transposed convolution of the upstream gradient, with the same weight. Lucid's
-# autograd and `F.conv_transpose2d` agree. (`output_padding=1` picks 8 rather than 7 rows: with
-# stride 2, inputs of height 7 and 8 both give 4 output rows, so the transposed op needs the hint.)
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(0)
-x = lucid.random.randn(1, 2, 8, 8, requires_grad=True)
-w = lucid.random.randn(3, 2, 3, 3)                   # Conv2d weight: (out=3, in=2, 3, 3)
-y = F.conv2d(x, w, stride=2, padding=1)              # (1, 3, 4, 4)
-g = lucid.random.randn(*y.shape)                     # some upstream gradient
-(y * g).sum().backward()                             # x.grad = C^T g
-
-ct = F.conv_transpose2d(g, w, stride=2, padding=1, output_padding=1)
-print("conv:", x.shape, "->", y.shape, "   transposed conv:", g.shape, "->", ct.shape)
-print("x.grad equals conv_transpose2d(g, w):", np.allclose(x.grad, ct.numpy()))
-
-# %% [markdown]
-# ### `AvgPool2d` and `AdaptiveAvgPool2d`
-#
-# `AvgPool2d(k)` averages each `k x k` tile. `AdaptiveAvgPool2d(out)` is told the **output** size
-# instead and picks the windows itself, so any input size gives the same output shape. That is how
-# a classifier head can accept images of any size; `AdaptiveAvgPool2d(1)` - global average pooling,
-# the head of ResNet - is just the mean over H and W.
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(0)
-tile = lucid.Tensor(np.arange(16.0).reshape(1, 1, 4, 4))
-print(tile.numpy()[0, 0])
-print("AvgPool2d(2):\n", nn.AvgPool2d(2)(tile).numpy()[0, 0])
-print("NumPy tiles: \n", tile.numpy()[0, 0].reshape(2, 2, 2, 2).mean(axis=(1, 3)))
-
-pool, gap = nn.AdaptiveAvgPool2d((2, 3)), nn.AdaptiveAvgPool2d(1)
-for H, W in [(7, 7), (10, 13), (32, 32)]:
-    img = lucid.random.randn(2, 5, H, W, dtype=lucid.Float32)
-    same = np.allclose(gap(img).numpy()[:, :, 0, 0], img.numpy().mean(axis=(2, 3)), atol=1e-6)
-    print(f"{H:2d}x{W:<2d}: AdaptiveAvgPool2d((2, 3)) -> {pool(img).shape}, "
-          f"AdaptiveAvgPool2d(1) -> {gap(img).shape}, equals the mean over H, W: {same}")
-
-# %% [markdown]
-# ## 3. Normalisation: which axes?
-#
-# All three normalisation layers compute the same thing,
-#
-# $$y = \frac{x - \text{mean}}{\sqrt{\text{var} + \varepsilon}} \cdot \gamma + \beta,$$
-#
-# and differ only in **which elements share one mean and variance**. For an input
-# `(N, C, H, W)`:
-#
-# | layer | statistics over | one statistic per | depends on the batch? |
-# |---|---|---|---|
-# | `BatchNorm2d(C)` | N, H, W | channel | yes (and keeps running averages, notebook 07) |
-# | `LayerNorm((C, H, W))` | C, H, W | sample | no |
-# | `GroupNorm(G, C)` | C/G channels, H, W | sample and group of channels | no |
-#
-# The picture below colours the `N x C` grid by which statistic each `(sample, channel)` slice
-# uses (every slice also spans its whole `H x W` image):
-
-# %%
-N, C, G = 4, 6, 2
-sample, channel = np.meshgrid(np.arange(N), np.arange(C), indexing="ij")
-groups = {
-    "BatchNorm2d(6)\nper channel": channel,
-    "LayerNorm((6, H, W))\nper sample": sample,
-    "GroupNorm(2, 6)\nper sample and group": sample * G + channel // (C // G),
-}
-fig, axes = plt.subplots(1, 3, figsize=(9, 3.8))
-for ax, (title, ids) in zip(axes, groups.items()):
-    ax.imshow(ids, cmap="tab20", vmin=0, vmax=19)
-    for (n, c), k in np.ndenumerate(ids):
-        ax.text(c, n, str(k), ha="center", va="center", fontsize=11)
-    ax.set(title=title, xlabel="channel c", ylabel="sample n", xticks=range(C), yticks=range(N))
-fig.tight_layout()
-plt.show()
-
-# %% [markdown]
-# Now the layers themselves, each checked against that formula written in NumPy (at
-# initialisation $\gamma = 1$, $\beta = 0$; variances are the biased ones, dividing by the count).
-# Notice the number of statistics: 6 for BatchNorm, 4 for LayerNorm, 4 x 2 = 8 for GroupNorm.
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(0)
-x = lucid.random.randn(4, 6, 3, 3, dtype=lucid.Float32) * 3 + 1
-a = x.numpy()
-
-def normalise(v, axes, eps=1e-5):
-    return (v - v.mean(axis=axes, keepdims=True)) / np.sqrt(v.var(axis=axes, keepdims=True) + eps)
-
-grouped = a.reshape(4, 2, 3, 3, 3)                   # (N, G, C/G, H, W)
-checks = [
-    ("BatchNorm2d(6)", nn.BatchNorm2d(6), normalise(a, (0, 2, 3)), "N, H, W", 6),
-    ("LayerNorm((6, 3, 3))", nn.LayerNorm((6, 3, 3)), normalise(a, (1, 2, 3)), "C, H, W", 4),
-    ("GroupNorm(2, 6)", nn.GroupNorm(2, 6),
-     normalise(grouped, (2, 3, 4)).reshape(a.shape), "C/G, H, W", 8),
-]
-for name, layer, ref, axes, count in checks:
-    out = layer(x).numpy()
-    print(f"{name:21s} normalises over ({axes}): {count} statistics,  "
-          f"matches NumPy: {np.allclose(out, ref, atol=1e-5)}")
-
-# %% [markdown]
-# Two special cases of GroupNorm: one group is LayerNorm over `(C, H, W)`, and one group per
-# channel is *instance norm* (each image's channel on its own, popular in style transfer):
-
-# %% tags=["nbval-check-output"]
-one_group = nn.GroupNorm(1, 6)(x).numpy()
-print("GroupNorm(1, 6) == LayerNorm((6, 3, 3)):",
-      np.allclose(one_group, nn.LayerNorm((6, 3, 3))(x).numpy(), atol=1e-6))
-print("GroupNorm(6, 6) == per-(sample, channel) norm:",
-      np.allclose(nn.GroupNorm(6, 6)(x).numpy(), normalise(a, (2, 3)), atol=1e-5))
-
-# %% [markdown]
-# In a transformer, `LayerNorm(E)` normalises each token's `E` features, `(N, L, E)` ->
-# statistics over the last axis only; it works the same at batch size 1, which BatchNorm does not.
-
-# %% [markdown]
-# ## 4. Dropout: train vs eval
-#
-# In training, `Dropout(p)` zeroes each element with probability `p` and multiplies the survivors
-# by $1/(1-p)$, so the **expected** value of every element is unchanged. After `.eval()` it is the
-# identity. The mask is drawn from `lucid.random`, so a seed reproduces it:
-
-# %% tags=["nbval-check-output"]
-drop = nn.Dropout(p=0.25)
-ones = lucid.ones(2, 8)
-
-lucid.random.seed(3)
-first = drop(ones).numpy()
-print("training mode:", drop.training)
-print(first)
-print("survivors are scaled by 1 / (1 - p) =", 1 / (1 - 0.25))
-
-lucid.random.seed(3)
-print("same seed, same mask:", np.array_equal(drop(ones).numpy(), first))
-print("next call, a new mask:", not np.array_equal(drop(ones).numpy(), first))
-
-# %% [markdown]
-# On many elements the fraction dropped is close to `p` and the mean stays close to 1. In
-# evaluation mode nothing is dropped and nothing is scaled:
-
-# %% tags=["nbval-check-output"]
-lucid.random.seed(0)
-many = drop(lucid.ones(100_000)).numpy()
-print(f"fraction zeroed: {(many == 0).mean():.4f}   mean: {many.mean():.4f}")
-
-drop.eval()
-print("eval mode:", drop(ones).numpy()[0])
 
 # %% [markdown]
 # ## 5. Embeddings and `one_hot`
@@ -395,7 +113,7 @@ plt.show()
 # %% [markdown]
 # What to read off the plot: Sigmoid's slope is at most 1/4 and Tanh's at most 1, and both vanish
 # for large $|x|$ (saturation: deep stacks of them train slowly). LeakyReLU never has a zero slope,
-# so its units cannot die (notebook 08). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
+# so its units cannot die (notebook 09). ELU, GELU and SiLU are smooth versions of ReLU; GELU and
 # SiLU even dip below zero. Each derivative matches its textbook formula:
 
 # %% tags=["nbval-check-output"]
@@ -669,89 +387,11 @@ ax.set(xlabel="layer", ylabel="std of the activations", title="20 Linear + ReLU 
 ax.legend()
 plt.show()
 
+
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 10.1 · Padding that keeps the length
-#
-# A `Conv1d(1, 1, kernel_size=3, padding=p)` should give an output as long as its input. Which
-# padding `p`? And for `kernel_size=5, dilation=2`?
-
-# %% tags=["solution"]
-padding_k3 = 1
-padding_k5_dilated = 4
-
-
-# %% tags=["check"]
-def keeping_padding(kernel_size, dilation=1):
-    """The smallest padding whose output is as long as the input (20 steps)."""
-    seq = lucid.zeros(1, 1, 20, dtype=lucid.Float32)
-    return next(p for p in range(20) if nn.Conv1d(1, 1, kernel_size, padding=p,
-                                                  dilation=dilation)(seq).shape[-1] == 20)
-
-
-nudge = "Section 2 gives the output length of a convolution; which padding keeps it at L?"
-hint = "section 2's formula: L_out = L + 2·padding - dilation·(kernel_size - 1) for stride 1."
-check("Exercise 10.1 (kernel 3)", padding_k3, keeping_padding(3), nudge=nudge, hint=hint)
-check("Exercise 10.1 (kernel 5, dilation 2)", padding_k5_dilated, keeping_padding(5, 2),
-      nudge=nudge, hint=hint)
-
-# %% [markdown]
-# ### Exercise 10.2 · Alone or in a batch
-#
-# Of `nn.LayerNorm((6, 3, 3))`, `nn.GroupNorm(2, 6)` and `nn.BatchNorm2d(6)` (in training mode),
-# which give a sample the **same** output whether it comes alone (a batch of 1) or in a batch of
-# 64? Answer with a set of class names, e.g. `{"LayerNorm"}`.
-
-# %% tags=["solution"]
-batch_independent = {"LayerNorm", "GroupNorm"}
-
-# %% tags=["check"]
-lucid.random.seed(0)
-batch = lucid.random.randn(64, 6, 3, 3, dtype=lucid.Float32)
-same = set()
-for layer in (nn.LayerNorm((6, 3, 3)), nn.GroupNorm(2, 6), nn.BatchNorm2d(6)):
-    alone, in_batch = layer(batch[:1]).numpy(), layer(batch).numpy()[:1]
-    if np.allclose(alone, in_batch, atol=1e-5):
-        same.add(type(layer).__name__)
-check("Exercise 10.2", batch_independent, same,
-      nudge="Section 3's table says which statistics each normalisation uses.",
-      hint="which of them compute their mean and variance from one sample only, and which "
-           "over the whole batch (section 3's table)?")
-
-
-# %% [markdown]
-# ### Exercise 10.3 · Implement layer normalisation
-#
-# Write `layer_norm(x, eps=1e-5)` for a NumPy array: normalise each row (the last axis) to mean 0
-# and variance 1, i.e. subtract the row's mean and divide by $\sqrt{\text{variance} +
-# \varepsilon}$ (the variance averaged over the row, not divided by n - 1). The check compares it
-# with `F.layer_norm`.
-
-# %% tags=["solution"]
-def layer_norm(x, eps=1e-5):
-    """(x - mean) / sqrt(var + eps) over the last axis."""
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps)
-
-
-# %% tags=["check"]
-def lucid_layer_norm(x, eps=1e-5):
-    return F.layer_norm(lucid.Tensor(x), x.shape[-1], eps=eps)
-
-
-check_function("Exercise 10.3", layer_norm, lucid_layer_norm,
-               [(np.array([[1.0, 2.0, 3.0, 4.0]]),),
-                (np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 3.0]]),),
-                (np.arange(24.0).reshape(2, 3, 4), 1e-3)],
-               nudge="Layer normalisation normalises each row on its own (section 3).",
-               hint="mean and variance along axis=-1 with keepdims=True, so that they broadcast "
-                    "against x.")
-
-
-# %% [markdown]
-# ### Exercise 10.4 · An embedding layer of your own
+# ### Exercise 13.1 · An embedding layer of your own
 #
 # Write the layer `MyEmbedding(num_embeddings, embedding_dim)`: an `nn.Module` with one
 # Parameter, `weight`, a table of shape `(num_embeddings, embedding_dim)` drawn from
@@ -785,7 +425,7 @@ def embedding_report(make_layer):
             "gradient of weight": layer.weight.grad}
 
 
-check_function("Exercise 10.4", lambda: embedding_report(MyEmbedding),
+check_function("Exercise 13.1", lambda: embedding_report(MyEmbedding),
                lambda: embedding_report(nn.Embedding), [()],
                nudge="A layer registers its table as an nn.Parameter in __init__; forward "
                      "only looks rows up.",
@@ -794,9 +434,105 @@ check_function("Exercise 10.4", lambda: embedding_report(MyEmbedding),
                     "Tensor of ids picks rows, and backward adds the gradients of repeated ids).")
 
 # %% [markdown]
-# Every layer and loss of Lucid has now appeared in a chapter. To see how one of them works,
-# open its file - `lucid/nn/layers/`, `lucid/nn/functional/` - each docstring states the formula
-# you saw checked here.
+# ### Exercise 13.2 · Slopes at a point
 #
-# **Next:** [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb): the rest of the
+# Without running anything, give the derivative of three activations at one point each:
+# `nn.GELU()` at $x = 0$, `nn.ELU(alpha=1.0)` at $x = -1$ and `nn.Sigmoid()` at $x = \ln 3$
+# (a number, or a NumPy expression such as `np.exp(2)`). The check asks Lucid's autograd, as
+# section 6 does.
+
+# %% tags=["solution"]
+gelu_slope_at_0 = 0.5
+elu_slope_at_minus_1 = np.exp(-1)
+sigmoid_slope_at_ln3 = 0.75 * 0.25
+
+# %% tags=["check"]
+nudge = "Section 6 lists each activation's derivative next to its plot."
+check_grad("Exercise 13.2 (GELU at 0)", gelu_slope_at_0, nn.GELU(), [0.0], nudge=nudge,
+           hint="GELU'(x) = Phi(x) + x phi(x); at 0 the second term vanishes, and Phi, the "
+                "normal CDF, is at its middle.")
+check_grad("Exercise 13.2 (ELU at -1)", elu_slope_at_minus_1, nn.ELU(alpha=1.0), [-1.0],
+           nudge=nudge, hint="for x < 0, ELU(x) = e^x - 1, so its slope there is e^x.",
+           mistakes={"that is ELU's value at -1, not its slope": np.exp(-1) - 1})
+check_grad("Exercise 13.2 (Sigmoid at ln 3)", sigmoid_slope_at_ln3, nn.Sigmoid(), [math.log(3)],
+           nudge=nudge, hint="sigma'(x) = sigma(x)(1 - sigma(x)), and sigma(ln 3) = 1 / (1 + 1/3).",
+           mistakes={"that is the sigmoid's value at ln 3, not its slope": 0.75})
+
+
+# %% [markdown]
+# ### Exercise 13.3 · A binary cross-entropy that cannot overflow
+#
+# Write `bce_with_logits(z, y)` for NumPy arrays of logits `z` and 0/1 targets `y` of the same
+# shape: the mean over the elements of $-[y \log \sigma(z) + (1-y) \log(1-\sigma(z))]$, as
+# `nn.BCEWithLogitsLoss` computes it (section 9). It must stay right for logits as large as
+# $\pm 200$, where $\sigma(z)$ rounds to exactly 0 or 1. The check compares it with
+# `nn.BCEWithLogitsLoss` on small and on large logits.
+
+# %% tags=["solution"]
+def bce_with_logits(z, y):
+    """mean of -[y log s(z) + (1 - y) log(1 - s(z))], without computing s(z) itself."""
+    # -log s(z) = log(1 + e^-z) and -log(1 - s(z)) = z + log(1 + e^-z); written with |z| so
+    # that exp never sees a large positive number
+    softplus_minus_z = np.maximum(-z, 0) + np.log1p(np.exp(-np.abs(z)))
+    return float(np.mean(softplus_minus_z + (1 - y) * z))
+
+
+# %% tags=["check"]
+def lucid_bce_with_logits(z, y):
+    return nn.BCEWithLogitsLoss()(lucid.Tensor(z), lucid.Tensor(y)).item()
+
+
+def naive_bce(z, y):
+    with np.errstate(all="ignore"):
+        p = 1 / (1 + np.exp(-z))
+        return float(np.mean(-(y * np.log(p) + (1 - y) * np.log(1 - p))))
+
+
+check_function("Exercise 13.3", bce_with_logits, lucid_bce_with_logits,
+               [(np.array([1.2, -0.7, 0.4, -2.5]), np.array([1.0, 0.0, 1.0, 0.0])),
+                (np.array([[0.0, 3.0], [-1.0, 2.5]]), np.array([[1.0, 1.0], [0.0, 1.0]])),
+                (np.array([10.0, 50.0, 200.0, -200.0]), np.array([0.0, 0.0, 0.0, 1.0]))],
+               nudge="Section 9 shows where BCE of a sigmoid goes wrong; write the loss from "
+                     "the logit z directly.",
+               hint="-log s(z) = log(1 + e^(-z)) and -log(1 - s(z)) = z + log(1 + e^(-z)); "
+                    "compute log(1 + e^(-z)) as max(-z, 0) + log1p(e^(-|z|)) so that exp "
+                    "never overflows, then take the mean.",
+               mistakes={"that is the sigmoid then log formula: it breaks where the sigmoid "
+                         "rounds to 0 or 1": naive_bce})
+
+# %% [markdown]
+# ### Exercise 13.4 · The shapes of cross-attention
+#
+# `mha = nn.MultiHeadAttention(embed_dim=16, num_heads=2)` attends from a query of shape
+# `(2, 3, 16)` (2 sequences of 3 tokens) to keys and values of shape `(2, 7, 16)`. Give the
+# size of each head's subspace, the shape of the attention weights it returns, and the shape of
+# the weights per head (`average_attn_weights=False`), as tuples.
+
+# %% tags=["solution"]
+head_size = 8
+weights_shape = (2, 3, 7)
+per_head_shape = (2, 2, 3, 7)
+
+# %% tags=["check"]
+lucid.random.seed(0)
+mha_check = nn.MultiHeadAttention(embed_dim=16, num_heads=2)
+q_check = lucid.random.randn(2, 3, 16, dtype=lucid.Float32)
+kv_check = lucid.random.randn(2, 7, 16, dtype=lucid.Float32)
+_, w_check = mha_check(q_check, kv_check, kv_check)
+_, heads_check = mha_check(q_check, kv_check, kv_check, average_attn_weights=False)
+nudge = "Section 7: one row of weights per query token, one column per key token."
+check("Exercise 13.4 (head size)", head_size, mha_check.head_dim, nudge=nudge,
+      hint="the 16 features are split evenly between the heads.",
+      mistakes={"that is the number of heads; the size is what each head gets": 2})
+check("Exercise 13.4 (weights)", weights_shape, w_check.shape, nudge=nudge,
+      hint="averaged over the heads, the weights are (N, L, S): L query tokens, S key tokens.")
+check("Exercise 13.4 (per head)", per_head_shape, heads_check.shape, nudge=nudge,
+      hint="per head they are (N, heads, L, S), as section 7 prints.")
+
+# %% [markdown]
+# Every layer and loss of Lucid has now appeared in chapter 12 or 13. To see how one of them
+# works, print its code: `print(inspect.getsource(nn.GELU))` (after `import inspect`) shows the
+# class, and its docstring states the formula you saw checked here.
+#
+# **Next:** [14 · Optimizers, schedules and data](14_optimizers_and_data.ipynb): the rest of the
 # shelf.

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 18 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
+# # 22 · Beyond the first derivative: Hessians, linear algebra, einops and more layers
 #
 # The engine of chapters 02-03 computes first derivatives. This chapter shows what the same
 # engine does one level up, and the rest of Lucid's toolbox, each checked against NumPy:
@@ -14,8 +14,9 @@
 # | 6 | more optimizers, schedules and dataset tools | `lucid.optim`, `lucid.data` |
 #
 # **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (gradients and
-# `gradcheck`), [10 · Layers and losses](10_layers_and_losses.ipynb) and
-# [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb); some matrix calculus
+# `gradcheck`), [12 · More layers](12_convolutions_and_normalisation.ipynb),
+# [13 · Embeddings, activations and losses](13_activations_and_losses.ipynb) and
+# [14 · Optimizers, schedules and data](14_optimizers_and_data.ipynb); some matrix calculus
 # helps in sections 1 and 2.
 
 # %%
@@ -359,7 +360,7 @@ print("Subset       :", len(evens), [float(evens[i][0]) for i in range(len(evens
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 18.1 · A Hessian by hand
+# ### Exercise 22.1 · A Hessian by hand
 #
 # Work out the Hessian of $f(x, y) = x^2 y + \sin(x y)$ at $(x, y) = (1, 2)$ by hand: the
 # matrix of second derivatives $\begin{pmatrix} f_{xx} & f_{xy} \\ f_{yx} & f_{yy}
@@ -378,13 +379,13 @@ def f_xy(v):
     return x * x * y + lucid.sin(x * y)
 
 
-check("Exercise 18.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
+check("Exercise 22.1", hessian_by_hand, functional.hessian(f_xy, lucid.Tensor([1.0, 2.0])),
       nudge="Second derivatives: differentiate a first derivative once more.",
       hint="differentiate twice, one variable at a time; the derivative of sin(xy) with respect "
            "to x is y·cos(xy), and the product rule gives f_xy.")
 
 # %% [markdown]
-# ### Exercise 18.2 · The third derivative
+# ### Exercise 22.2 · The third derivative
 #
 # For $f(x) = x^4$, what is $f'''(1)$? The check computes it as section 1 does: `grad` three
 # times, with `create_graph=True`.
@@ -397,12 +398,12 @@ x_check = lucid.Tensor(1.0, requires_grad=True)
 (g1,) = grad(x_check ** 4, x_check, create_graph=True)
 (g2,) = grad(g1, x_check, create_graph=True)
 (g3,) = grad(g2, x_check)
-check("Exercise 18.2", third_derivative, g3, nudge="Each derivative lowers the power by one.",
+check("Exercise 22.2", third_derivative, g3, nudge="Each derivative lowers the power by one.",
                                              hint="4x³, then 12x², then ...")
 
 
 # %% [markdown]
-# ### Exercise 18.3 · A Hessian-vector product from two gradients
+# ### Exercise 22.3 · A Hessian-vector product from two gradients
 #
 # Write `hvp_by_hand(f, x, v)`: the product $H v$ of the Hessian of the scalar function `f` at
 # `x` (a Tensor that requires grad) with the vector `v`, without building $H$. Use `grad` twice:
@@ -433,7 +434,7 @@ def f_xy(v):
 
 x_a = lucid.Tensor([0.5, -1.0, 2.0], requires_grad=True)
 x_b = lucid.Tensor([1.0, 2.0], requires_grad=True)
-check_function("Exercise 18.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
+check_function("Exercise 22.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x, v)[1],
                [(cubic_sum, x_a, lucid.Tensor([1.0, 0.0, 0.0])),
                 (cubic_sum, x_a, lucid.Tensor([1.0, 2.0, 3.0])),
                 (quadratic_form, x_a, lucid.Tensor([0.0, 1.0, -1.0])),
@@ -445,7 +446,7 @@ check_function("Exercise 18.3", hvp_by_hand, lambda f, x, v: functional.hvp(f, x
 
 
 # %% [markdown]
-# ### Exercise 18.4 · Least squares with `lucid.linalg.solve`
+# ### Exercise 22.4 · Least squares with `lucid.linalg.solve`
 #
 # Write `least_squares(X, y)`: the weights $w$ that minimise $\lVert X w - y \rVert^2$, for a
 # Tensor `X` of shape `(n, d)` (more rows than columns) and a Tensor `y` of shape `(n,)`.
@@ -468,7 +469,7 @@ def numpy_least_squares(X, y):
 rng = np.random.default_rng(18)
 cases = [(lucid.Tensor(rng.standard_normal((n, d))), lucid.Tensor(rng.standard_normal(n)))
          for n, d in [(5, 2), (8, 3), (20, 4)]]
-check_function("Exercise 18.4", least_squares, numpy_least_squares, cases,
+check_function("Exercise 22.4", least_squares, numpy_least_squares, cases,
                entries="the d weights",
                nudge="Section 2 solves a linear system A w = b; which A and b give the "
                      "minimum?",
@@ -476,7 +477,7 @@ check_function("Exercise 18.4", least_squares, numpy_least_squares, cases,
 
 
 # %% [markdown]
-# ### Exercise 18.5 · Patches back into images, with `einops`
+# ### Exercise 22.5 · Patches back into images, with `einops`
 #
 # Section 3 cut images `(b, c, h·p, w·p)` into patches `(b, h·w, c·p·p)` with `rearrange`.
 # Write `from_patches(patches, h, w, p)`, the way back: one `einops.rearrange` call that
@@ -498,7 +499,7 @@ def numpy_from_patches(patches, h, w, p):
 
 
 rng = np.random.default_rng(5)
-check_function("Exercise 18.5", from_patches, numpy_from_patches,
+check_function("Exercise 22.5", from_patches, numpy_from_patches,
                [(lucid.Tensor(rng.standard_normal((2, 4, 12))), 2, 2, 2),
                 (lucid.Tensor(rng.standard_normal((1, 6, 9))), 2, 3, 3),
                 (lucid.Tensor(rng.standard_normal((3, 1, 4))), 1, 1, 2)],
@@ -507,5 +508,5 @@ check_function("Exercise 18.5", from_patches, numpy_from_patches,
                     "so that einops can split h·w and c·p·p.")
 
 # %% [markdown]
-# **Next:** [19 · Past one machine: data parallelism](19_data_parallel.ipynb): training one model
+# **Next:** [23 · Past one machine: data parallelism](23_data_parallel.ipynb): training one model
 # in several processes at once, and the all-reduce that keeps them in step.

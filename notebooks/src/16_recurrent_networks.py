@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 13 · Recurrent networks: RNNs, LSTMs and GRUs
+# # 16 · Recurrent networks: RNNs, LSTMs and GRUs
 #
 # A sentence, a melody, a sensor reading every second: inputs whose order matters and whose
 # length varies. A **recurrent network** reads such a sequence one element at a time and carries
@@ -16,11 +16,12 @@
 # | 2 | `nn.RNN`, `nn.LSTM`, `nn.GRU`: PyTorch's API, parameter names and shapes |
 # | 3 | reversing a sequence: `Embedding` + `LSTM` + `Linear`, and a plain RNN on the same task |
 #
-# **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (the graph and the
-# chain rule), [03 · Backward, step by step](03_backward_step_by_step.ipynb),
-# [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop, gradient norms),
-# [10 · Layers and losses](10_layers_and_losses.ipynb) (`Embedding`) and
-# [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb).
+# **You need:** [02 · Autograd and the DAG](02_autograd_and_the_dag.ipynb) (the graph and the chain
+# rule), [03 · Backward, step by step](03_backward_step_by_step.ipynb),
+# [09 · Reading a training run](09_reading_a_training_run.ipynb) (the training loop, gradient
+# norms),
+# [13 · Embeddings, activations and losses](13_activations_and_losses.ipynb) (`Embedding`) and
+# [14 · Optimizers, schedules and data](14_optimizers_and_data.ipynb).
 
 # %%
 import math
@@ -181,7 +182,7 @@ print("batch_first: (N, L, 3) ->", rnn_bf(x_long.swapaxes(0, 1))[0].shape)
 # The **forget gate** $f_t \in (0, 1)$ decides how much of the old cell state is kept, the
 # **input gate** $i_t$ how much of the candidate $g_t$ is written, the **output gate** $o_t$ how
 # much of the cell is shown as $h_t$. The new $c_t$ is the old one, scaled, **plus** something:
-# chapter 14 shows why that plus matters.
+# chapter 17 shows why that plus matters.
 #
 # The **GRU** (gated recurrent unit) has one state and three blocks $r, z, n$:
 # $n_t = \tanh(W_{in} x_t + b_{in} + r_t \odot (W_{hn} h_{t-1} + b_{hn}))$ and
@@ -238,7 +239,7 @@ for i in range(2):
 # needs a memory of 15 steps. A model that forgets quickly gets the first answer tokens right
 # and the last ones wrong.
 #
-# The model: an `Embedding` turns each token into a vector of 16 numbers (chapter 10), an `LSTM`
+# The model: an `Embedding` turns each token into a vector of 16 numbers (chapter 13), an `LSTM`
 # with 96 hidden units reads them (`batch_first=True`, as the data loader gives batches
 # `(N, L)`), and a `Linear` turns each step's state into 11 scores, one per token. Its output is
 # `(N, L, 11)`; `cross_entropy` wants the classes on their own axis, so the loss flattens it to
@@ -281,7 +282,7 @@ print("parameters:", {name: sum(p.size for p in m.parameters())
 # %% [markdown]
 # The training loop is chapter 08's, with Adam and a cosine schedule. It records the loss and
 # the total gradient norm of every step: `clip_grad_norm_(parameters, max_norm)` returns the
-# norm of all gradients together, and with `max_norm=inf` it changes nothing (chapter 14
+# norm of all gradients together, and with `max_norm=inf` it changes nothing (chapter 17
 # clips).
 
 # %%
@@ -320,17 +321,15 @@ print(f"LSTM: {lstm_per_position.mean():.3f} of the answer tokens right, "
       f"{lstm_whole:.3f} of the answers right in full (test set)")
 
 # %% [markdown]
-# Three test sequences, and what the trained LSTM answers after `<sep>`:
+# Three test sequences, and what the trained LSTM answers after `<sep>`; then the accuracy. The
+# exact figures depend on this machine's floating-point rounding, so the checked statement is a
+# band.
 
 # %%
 with lucid.no_grad():
     predicted = model(test_set.tensors[0][:3]).numpy().argmax(axis=-1)
 for prompt, guess in zip(test_set.prompts[:3], predicted):
     print(f"prompt {text(prompt)}   answer {text(guess[8:])}")
-
-# %% [markdown]
-# The exact figures depend on this machine's floating-point rounding; the checked statement is a
-# band:
 
 # %% tags=["nbval-check-output"]
 print("LSTM gets >= 95% of the answer tokens right:", lstm_per_position.mean() >= 0.95)
@@ -348,7 +347,6 @@ rnn_per_position, rnn_whole = answer_accuracy(plain)
 print(f"RNN: {rnn_per_position.mean():.3f} of the answer tokens right, "
       f"{rnn_whole:.3f} of the answers right in full (test set)")
 
-# %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 4.4))
 ax1.plot(lstm_losses, label="LSTM", linewidth=1)
 ax1.plot(rnn_losses, label="RNN", linewidth=1)
@@ -370,7 +368,7 @@ plt.show()
 # gets the first answer token (read 1 step earlier) almost always right and the last ones (read
 # 13 and 15 steps earlier) far less often. The LSTM's line stays flat near the top. The RNN does
 # not lack room (96 numbers of state could hold 8 symbols); it does not *learn* to use inputs
-# from far back, because the training signal about them hardly reaches its weights. Chapter 14
+# from far back, because the training signal about them hardly reaches its weights. Chapter 17
 # measures that signal.
 
 # %% tags=["nbval-check-output"]
@@ -386,11 +384,10 @@ print("the RNN is better at the first answer token than at the last:",
 #   names (`batch_first`, `(output, h_n)`, the gates stacked in one matrix).
 # * On a task that needs memory, the LSTM learns to use inputs from 15 steps back; the plain RNN
 #   gets the near answers right and the far ones wrong.
-
-# %% [markdown]
+#
 # ## Exercises
 #
-# ### Exercise 13.1 · Shapes of a stacked, bidirectional LSTM
+# ### Exercise 16.1 · Shapes of a stacked, bidirectional LSTM
 #
 # `nn.LSTM(input_size=5, hidden_size=6, num_layers=2, bidirectional=True, batch_first=True)`
 # reads a batch of 4 sequences of length 7, `x` of shape `(4, 7, 5)`, and returns
@@ -406,7 +403,7 @@ lucid.random.seed(0)
 lstm_2x2 = nn.LSTM(input_size=5, hidden_size=6, num_layers=2, bidirectional=True,
                    batch_first=True)
 out_13, (h_13, c_13) = lstm_2x2(lucid.zeros(4, 7, 5, dtype=lucid.Float32))
-check("Exercise 13.1", {"output": output_shape, "h_n": h_n_shape, "c_n": c_n_shape},
+check("Exercise 16.1", {"output": output_shape, "h_n": h_n_shape, "c_n": c_n_shape},
       {"output": out_13.shape, "h_n": h_13.shape, "c_n": c_13.shape},
       nudge="Section 1 prints the shapes of output, h_n and c_n: which axes does each have?",
       hint="batch_first applies to the input and to output only, not to h_n and c_n; output "
@@ -414,7 +411,7 @@ check("Exercise 13.1", {"output": output_shape, "h_n": h_n_shape, "c_n": c_n_sha
            "direction.")
 
 # %% [markdown]
-# ### Exercise 13.2 · Count the parameters of a GRU
+# ### Exercise 16.2 · Count the parameters of a GRU
 #
 # How many numbers does `nn.GRU(input_size=10, hidden_size=20, num_layers=2)` learn? Work it
 # out from the parameter shapes of section 2 (the second layer reads the first layer's states),
@@ -426,14 +423,14 @@ gru_parameters = (3 * 20 * (10 + 20) + 2 * 3 * 20) + (3 * 20 * (20 + 20) + 2 * 3
 # %% tags=["check"]
 lucid.random.seed(0)
 gru_13 = nn.GRU(input_size=10, hidden_size=20, num_layers=2)
-check("Exercise 13.2", gru_parameters, sum(p.size for p in gru_13.parameters()),
+check("Exercise 16.2", gru_parameters, sum(p.size for p in gru_13.parameters()),
       nudge="A GRU has three gates; count each layer's weights and biases.",
       hint="per layer: weight_ih is (3·hidden, layer input), weight_hh is (3·hidden, hidden), "
            "and there are two biases of 3·hidden each.")
 
 
 # %% [markdown]
-# ### Exercise 13.3 · An RNN layer, written out
+# ### Exercise 16.3 · An RNN layer, written out
 #
 # Write `rnn_forward(x, W_ih, W_hh, b_ih, b_hh)` in NumPy for a one-layer tanh RNN: `x` is
 # `(L, N, input)` (sequence first, as `nn.RNN` reads it by default), the state starts at zero,
@@ -469,14 +466,14 @@ def rnn_case(rng, length, n, inputs, hidden):
 
 lucid.random.seed(0)                          # (nn.RNN draws an initialisation first)
 rng_13 = np.random.default_rng(2)
-check_function("Exercise 13.3", rnn_forward, lucid_rnn_forward,
+check_function("Exercise 16.3", rnn_forward, lucid_rnn_forward,
                [rnn_case(rng_13, 1, 1, 2, 3), rnn_case(rng_13, 6, 4, 3, 5)],
                hint="a loop over the L positions; the state h is (N, hidden) and starts at zero; "
                     "output stacks the states of all steps on a new first axis, h_n is the last "
                     "state with a leading axis of 1.")
 
 # %% [markdown]
-# ### Exercise 13.4 · The last output and the last state
+# ### Exercise 16.4 · The last output and the last state
 #
 # For a one-layer, one-direction `nn.LSTM(4, 6, batch_first=True)` run on a `(2, 5, 4)` input,
 # is `output[:, -1]` equal to `h_n[0]`? Answer `True` or `False`.
@@ -488,13 +485,13 @@ last_output_is_h_n = True
 lucid.random.seed(0)
 lstm_check = nn.LSTM(4, 6, batch_first=True)
 out_check, (h_check, c_check) = lstm_check(lucid.random.randn(2, 5, 4))
-check("Exercise 13.4", last_output_is_h_n,
+check("Exercise 16.4", last_output_is_h_n,
       bool(np.allclose(out_check.numpy()[:, -1], h_check.numpy()[0])),
       nudge="What does output hold at each step, and what does h_n hold (section 1)?",
       hint="output holds the hidden state of the top layer at every step; h_n the last hidden "
            "state of every layer and direction.")
 
 # %% [markdown]
-# **Next:** [14 · Gradients through time](14_gradients_through_time.ipynb) measures why: how much
+# **Next:** [17 · Gradients through time](17_gradients_through_time.ipynb) measures why: how much
 # of the gradient reaches a state $t$ steps back, in an RNN and in an LSTM, and how clipping
 # tames gradients that explode.

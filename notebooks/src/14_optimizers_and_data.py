@@ -1,7 +1,7 @@
 # %% [markdown]
-# # 11 · Optimizers, schedules and data: the rest of the catalogue
+# # 14 · Optimizers, schedules and data: the rest of the catalogue
 #
-# The second half of the tour of the shelf (chapter 10 did the layers and losses): how each
+# The last part of the tour of the shelf (chapters 12 and 13 did the layers and losses): how each
 # optimizer moves a parameter, param groups and optimizer state, learning-rate schedules, the
 # data tools, and a classic model. Each section is short and stands on its own.
 #
@@ -12,7 +12,7 @@
 # | 13 | datasets and loaders | `lucid.data` |
 # | 14 | LeNet-5 | `lucid.models` |
 #
-# (The sections keep their numbers from the one chapter they used to be.)
+# (The sections go on from chapter 13's numbers: chapters 12, 13 and 14 are one tour.)
 #
 # **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb); the sections can be read in
 # any order.
@@ -410,7 +410,7 @@ print("batches of the training subset:", [b.tolist() for (b,) in DataLoader(trai
 # %% [markdown]
 # ## 14. A model from the shelf: LeNet-5
 #
-# `lucid.models` has three ready-made networks: `MLP` (notebook 08), `resnet_18` (notebook 09) and
+# `lucid.models` has three ready-made networks: `MLP` (notebook 08), `resnet_18` (notebook 11) and
 # `lenet_5`, LeCun's 1998 digit recogniser. It takes 1 x 32 x 32 images (pad 28 x 28 ones by 2):
 # two 5 x 5 convolutions with tanh and average pooling, then three linear layers.
 
@@ -452,7 +452,7 @@ print(f"{'sum(p.size for p in parameters)':30s} {sum(p.size for p in lenet.param
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 11.1 · A warm-up schedule
+# ### Exercise 14.1 · A warm-up schedule
 #
 # Write `lr_lambda(epoch)` for a `LambdaLR` (section 12): the factor that multiplies the base
 # learning rate at each epoch. It warms up linearly over 5 epochs, `0.2, 0.4, 0.6, 0.8, 1.0` for
@@ -485,7 +485,7 @@ def factors(fn):
             "decay (epochs 4-11) times sqrt(epoch + 1)": rates[4:] * np.sqrt(np.arange(5, 13))}
 
 
-check_function("Exercise 11.1", lambda: factors(lr_lambda),
+check_function("Exercise 14.1", lambda: factors(lr_lambda),
                lambda: {"warm-up (epochs 0-4)": [0.2, 0.4, 0.6, 0.8, 1.0],
                         "decay (epochs 4-11) times sqrt(epoch + 1)": [math.sqrt(5)] * 8},
                [()],
@@ -494,7 +494,7 @@ check_function("Exercise 11.1", lambda: factors(lr_lambda),
                     "first epoch, so the warm-up reaches 1.0 at epoch 4.")
 
 # %% [markdown]
-# ### Exercise 11.2 · How many batches?
+# ### Exercise 14.2 · How many batches?
 #
 # A `DataLoader` over 1,000 samples with `batch_size=64`: how many batches does one pass give,
 # and how many with `drop_last=True`?
@@ -505,18 +505,18 @@ batches_drop_last = 15
 
 # %% tags=["check"]
 thousand = TensorDataset(np.arange(1000))
-check("Exercise 11.2", batches, len(DataLoader(thousand, batch_size=64)),
+check("Exercise 14.2", batches, len(DataLoader(thousand, batch_size=64)),
       nudge="How many full batches of 64 fit into 1,000 samples, and where do the samples "
             "left over go?",
       hint="divide 1,000 by 64 and round the right way: a last batch smaller than batch_size "
            "is still a batch (section 4).")
-check("Exercise 11.2 (drop_last)", batches_drop_last,
+check("Exercise 14.2 (drop_last)", batches_drop_last,
       len(DataLoader(thousand, batch_size=64, drop_last=True)),
       nudge="What does drop_last do with a last batch that is too small?",
       hint="drop_last skips the last batch when it is smaller than batch_size.")
 
 # %% [markdown]
-# ### Exercise 11.3 · Predict a step schedule
+# ### Exercise 14.3 · Predict a step schedule
 #
 # `StepLR(optimizer, step_size=3, gamma=0.5)` on an optimizer with learning rate 0.8: list the
 # learning rates of epochs 0 to 7 (the rate in use during each epoch, `scheduler.step()` called
@@ -533,13 +533,13 @@ for _ in range(8):
     actual.append(stepped.param_groups[0]["lr"])
     stepped.step()
     schedule.step()
-check("Exercise 11.3", step_rates, actual,
+check("Exercise 14.3", step_rates, actual,
       nudge="Read StepLR's rule in section 3 and follow it epoch by epoch.",
       hint="every 3 epochs the rate is multiplied by gamma; epochs 0, 1 and 2 use the start value.")
 
 
 # %% [markdown]
-# ### Exercise 11.4 · RMSprop, written by you
+# ### Exercise 14.4 · RMSprop, written by you
 #
 # Write `MyRMSprop(params, lr=0.01, alpha=0.99, eps=1e-8)`, a subclass of `Optimizer` (as
 # `SignSGD` above). For each parameter it keeps the running mean of the squared gradient in its
@@ -567,7 +567,7 @@ def rmsprop_path(make_optimizer):
     return minimise(make_optimizer, steps=50)[0]
 
 
-check_function("Exercise 11.4", lambda: rmsprop_path(lambda ps: MyRMSprop(ps, lr=0.01)),
+check_function("Exercise 14.4", lambda: rmsprop_path(lambda ps: MyRMSprop(ps, lr=0.01)),
                lambda: rmsprop_path(lambda ps: RMSprop(ps, lr=0.01)), [()],
                entries="the (x, y) points at steps 0..50",
                mistakes={"v starts from zero at every step: is the new v kept in state?":
@@ -582,5 +582,5 @@ check_function("Exercise 11.4", lambda: rmsprop_path(lambda ps: MyRMSprop(ps, lr
 # now appeared in at least one chapter. To see how one of them works, open its file -
 # `lucid/optim/`, `lucid/data/` - each docstring states the formula you saw checked here.
 #
-# **Next:** [12 · Build it yourself](12_build_it_yourself.ipynb): your own op, optimizer and
+# **Next:** [15 · Build it yourself](15_build_it_yourself.ipynb): your own op, optimizer and
 # layer, through the same API Lucid's own pieces use.

@@ -1,21 +1,21 @@
 # %% [markdown]
-# # 14 · Gradients through time: vanishing, exploding, clipping
+# # 17 · Gradients through time: vanishing, exploding, clipping
 #
-# Chapter 13 trained an LSTM and a plain RNN to reverse a sequence: the LSTM learned to use
+# Chapter 16 trained an LSTM and a plain RNN to reverse a sequence: the LSTM learned to use
 # symbols read 15 steps earlier, the RNN did not. This chapter measures why. Backward through a
 # recurrent network multiplies one Jacobian per time step, and a product of many factors
 # shrinks or grows **exponentially**:
 #
 # | § | what |
 # |---|---|
-# | 1 | the task and the model of chapter 13, in one cell |
+# | 1 | the task and the model of chapter 16, in one cell |
 # | 2 | vanishing gradients through time: $\lVert \partial L / \partial h_t \rVert$, and why |
 # | 3 | exploding gradients, and gradient clipping with `clip_grad_norm_` |
 #
-# **You need:** [13 · Recurrent networks](13_recurrent_networks.ipynb) (the cells, the LSTM's
+# **You need:** [16 · Recurrent networks](16_recurrent_networks.ipynb) (the cells, the LSTM's
 # gates, the reverse task), [03 · Backward, step by step](03_backward_step_by_step.ipynb) (the
-# chain rule along a graph) and [08 · Training an MLP](08_training_an_mlp.ipynb) (the training
-# loop, gradient norms).
+# chain rule along a graph) and [09 · Reading a training run](09_reading_a_training_run.ipynb)
+# (the training loop, gradient norms).
 
 # %%
 import math
@@ -40,11 +40,11 @@ plt.rcParams.update({"font.size": 12})   # figures readable on a projector
 lucid.random.seed(0)
 
 # %% [markdown]
-# ## 1. The task and the model of chapter 13
+# ## 1. The task and the model of chapter 16
 #
 # The reverse task (8 random symbols, `<sep>`, the 8 symbols backwards; prompt targets ignored
 # with -100), the `Embedding` → recurrent layer → `Linear` model, and the training loop with Adam
-# or SGD, a cosine schedule and `clip_grad_norm_` (section 3), exactly as chapter 13 wrote them:
+# or SGD, a cosine schedule and `clip_grad_norm_` (section 3), exactly as chapter 16 wrote them:
 
 # %%
 lucid.random.seed(0)
@@ -122,7 +122,7 @@ print("dy/db =", dy_db.numpy(), "  2b =", 2 * b.numpy(), "  a.grad is still", a.
 
 # %% [markdown]
 # With the list of all 50 states as `inputs`, one call gives $\partial L / \partial h_t$ for
-# every $t$ at once. (Chapter 18 uses the same function for second derivatives.)
+# every $t$ at once. (Chapter 22 uses the same function for second derivatives.)
 
 # %%
 def unroll(cell, steps=50, batch=16, seed=1):
@@ -227,7 +227,7 @@ print("measured factor per step    :", round(per_step_factor(through_time["tanh 
 
 # %% [markdown]
 # That is the **vanishing gradient**: the weights receive almost no signal about how an input
-# from far back should have been used, so the RNN of chapter 13 never learned the far answer
+# from far back should have been used, so the RNN of chapter 16 never learned the far answer
 # positions. The signal is not wrong, it is too small to matter next to the gradient from the
 # near positions.
 #
@@ -238,14 +238,14 @@ print("measured factor per step    :", round(per_step_factor(through_time["tanh 
 #
 # no weight matrix and no $\tanh'$: along the cell path the gradient is multiplied only by the
 # forget gates, $\prod_k f_k$, because the new cell state is the old one **plus** an update (the
-# same idea as the residual connections of chapter 09). When the forget gates are close to 1, the
+# same idea as the residual connections of chapter 11). When the forget gates are close to 1, the
 # gradient travels far. But look at the plain "LSTM" line: at PyTorch's initialisation all biases
 # are near 0, so $f = \sigma(\approx 0) \approx 0.5$, and the cell path halves the gradient at
 # every step, about as fast as the RNN loses it. The architecture *allows* long memory; the
 # forget gates must be *open* to use it. A **forget-gate bias** of 1 (a common initialisation,
 # $\sigma(1) \approx 0.73$) slows the decay, a bias of 3 ($\sigma(3) \approx 0.95$) nearly stops
 # it after the first few steps, and training opens the gates wherever memory lowers the loss:
-# the LSTM of chapter 13 learned to reach 15 steps back, starting from the default. (The first
+# the LSTM of chapter 16 learned to reach 15 steps back, starting from the default. (The first
 # step back, from $h_T$ into the cell state, goes through $o_T \odot \tanh'(c_T)$ and costs a
 # factor of its own: the drop at the right end of the biased lines.)
 #
@@ -387,7 +387,7 @@ print("clipping ends with the lower loss             :",
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 14.1 · A product of Jacobians
+# ### Exercise 17.1 · A product of Jacobians
 #
 # A scalar linear RNN, $h_t = w \, h_{t-1} + x_t$, runs for 30 steps from $h_0$, and the loss is
 # $L = h_{30}$. What is $\partial L / \partial h_0$ for $w = 0.9$, and for $w = 1.1$? Give both
@@ -408,18 +408,18 @@ def linear_rnn_grad(w, steps=30):
     return g.item()
 
 
-check("Exercise 14.1", [grad_w_small, grad_w_large], [linear_rnn_grad(0.9), linear_rnn_grad(1.1)],
+check("Exercise 17.1", [grad_w_small, grad_w_large], [linear_rnn_grad(0.9), linear_rnn_grad(1.1)],
       rtol=5e-3, nudge="Backward through time multiplies by the same factor at every step.",
                  hint="each step back multiplies by dh_t/dh_{t-1} = w; how many steps are there?")
 
 
 # %% [markdown]
-# ### Exercise 14.2 · An LSTM step by hand
+# ### Exercise 17.2 · An LSTM step by hand
 #
 # Write one LSTM step in NumPy: from the input `x` `(N, input)`, the states `h` and `c`
 # `(N, hidden)` and the four parameters in PyTorch's layout (`W_ih` `(4·hidden, input)`, `W_hh`
 # `(4·hidden, hidden)`, `b_ih` and `b_hh` `(4·hidden,)`, the gates stacked in the order
-# $i, f, g, o$), return `(h_new, c_new)` as in chapter 13, section 2. The check compares with
+# $i, f, g, o$), return `(h_new, c_new)` as in chapter 16, section 2. The check compares with
 # `nn.LSTMCell` given the same weights.
 
 # %% tags=["solution"]
@@ -452,7 +452,7 @@ def lstm_case(rng, n, inputs, hidden):
 
 lucid.random.seed(0)                          # (nn.LSTMCell draws an initialisation first)
 rng_13 = np.random.default_rng(0)
-check_function("Exercise 14.2", lstm_step, lucid_lstm_step,
+check_function("Exercise 17.2", lstm_step, lucid_lstm_step,
                [lstm_case(rng_13, 1, 2, 3), lstm_case(rng_13, 5, 4, 6)],
                nudge="An LSTM step computes four gates from one affine map of x and h.",
                hint="z = x W_ih^T + b_ih + h W_hh^T + b_hh has 4·hidden columns: split it into "
@@ -460,7 +460,7 @@ check_function("Exercise 14.2", lstm_step, lucid_lstm_step,
 
 
 # %% [markdown]
-# ### Exercise 14.3 · Clipping by the total norm
+# ### Exercise 17.3 · Clipping by the total norm
 #
 # Write `clip_by_total_norm(grads, max_norm)` for a list of NumPy arrays (one gradient per
 # parameter, of any shapes): return the list of clipped gradients (new arrays) and the total
@@ -494,7 +494,7 @@ def flattened(clip):
 
 
 rng_13 = np.random.default_rng(1)
-check_function("Exercise 14.3", flattened(clip_by_total_norm), flattened(lucid_clip),
+check_function("Exercise 17.3", flattened(clip_by_total_norm), flattened(lucid_clip),
                [([np.array([3.0, 4.0])], 1.0),
                 ([np.array([0.3, -0.4])], 1.0),
                 ([rng_13.standard_normal((3, 4)), rng_13.standard_normal(4),
@@ -506,7 +506,7 @@ check_function("Exercise 14.3", flattened(clip_by_total_norm), flattened(lucid_c
 
 
 # %% [markdown]
-# ### Exercise 14.4 · Clipping each value
+# ### Exercise 17.4 · Clipping each value
 #
 # `clip_grad_value_(params, clip)` clips every gradient entry to `[-clip, clip]` on its own.
 # Write `clip_by_value(grads, clip)` for a list of NumPy arrays: the clipped copies. The check
@@ -532,7 +532,7 @@ def flat_clip_by_value(grads, clip):
 
 
 rng = np.random.default_rng(4)
-check_function("Exercise 14.4", flat_clip_by_value, lucid_clip_value,
+check_function("Exercise 17.4", flat_clip_by_value, lucid_clip_value,
                [([np.array([3.0, -4.0, 0.5])], 1.0),
                 ([rng.standard_normal((2, 3)), rng.standard_normal(4)], 0.5)],
                entries="every gradient's entries, one after the other",
@@ -540,5 +540,5 @@ check_function("Exercise 14.4", flat_clip_by_value, lucid_clip_value,
                hint="np.clip(g, -clip, clip) for every gradient g.")
 
 # %% [markdown]
-# **Next:** [15 · Attention](15_attention.ipynb) replaces the recurrence by attention: every
+# **Next:** [18 · Attention](18_attention.ipynb) replaces the recurrence by attention: every
 # position looks at every earlier one directly, with no product of Jacobians in between.

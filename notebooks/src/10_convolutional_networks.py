@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 09 · CNNs and ResNet-18
+# # 10 · Convolutional networks
 #
 # An MLP treats an image as a flat list of pixels: it has no idea that neighbouring pixels belong
 # together. A **convolution** slides one small filter over the whole image, so the same few weights
@@ -10,8 +10,9 @@
 # 2. count a convolution's FLOPs by formula and with `lucid.count_flops`;
 # 3. pool;
 # 4. train a small LeNet-style CNN on the 8x8 digits of notebook 08;
-# 5. see BatchNorm behave differently in training and evaluation mode;
-# 6. summarise and draw **ResNet-18**, and see why its residual connections matter.
+# 5. see BatchNorm behave differently in training and evaluation mode.
+#
+# [Chapter 11](11_resnet.ipynb) then builds a deep network of these pieces, ResNet-18.
 #
 # **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) (the digits, the training loop)
 # and [06 · FLOPs](06_flops.ipynb) (MACs).
@@ -27,8 +28,8 @@ import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
 import lucid_viz
-from lucid.models import resnet_18, summarize
-from lucid_viz.exercises import check, check_function
+from lucid.models import summarize
+from lucid_viz.exercises import check, check_function, check_grad
 
 lucid.random.seed(0)      # parameter inits, DataLoader shuffling, random_split
 np.random.seed(0)         # NumPy's global generator, for anything that reaches for it
@@ -279,153 +280,11 @@ print("eval mode      mean, std per channel:", *channel_stats(bn(batch)))
 # the output is far from normalised. After many training batches the running averages settle on the
 # data's statistics and the two modes agree closely. Forgetting `model.eval()` before testing is a
 # classic bug: the test results then depend on the batch size.
-#
-# ## 6. ResNet-18
-#
-# `lucid.models.resnet_18` is laid out like torchvision's `resnet18`: a 7x7 stride-2 "stem"
-# convolution and a max-pool, four stages of two **BasicBlocks** each (64, 128, 256, 512 channels;
-# stages 2-4 halve the image), a global average pool and one Linear layer. `summarize` runs it
-# once on zeros and reports every layer: its shapes, parameters, MACs (the convolutions and the
-# Linear layer) and FLOPs (BatchNorm, ReLU, pooling, the bias and shortcut adds).
-
-# %% tags=["nbval-check-output"]
-resnet = resnet_18(num_classes=10)
-summary = summarize(resnet, (1, 3, 32, 32))
 
 # %% [markdown]
-# **11,181,642 parameters** (with 10 classes; Exercise 9.2 asks how many with ImageNet's 1,000)
-# and about 37 million MACs for one 32x32 image. Almost all parameters sit in the last stage
-# (the 3x3 convolutions from 512 to 512 channels, 2.4 million weights each), almost all FLOPs
-# are spread evenly over the four stages: each stage halves the image (4x fewer positions) and
-# doubles the channels (4x more work per position).
-#
-# The same by stage, from the summary (`summary.modules` holds each module's total):
-
-# %% tags=["nbval-check-output"]
-for stage in ("layer1", "layer2", "layer3", "layer4"):
-    params = sum(p.size for p in getattr(resnet, stage).parameters())
-    print(f"{stage:8s} {params:>10,} params  {str(summary.modules[stage]):>28s}")
-print(f"{'total':8s} {summary.total_params:>10,} params  {str(summary.total):>28s}")
-print("(a stage's count includes its shortcut adds, as the drawing's boxes below do)")
-
-# %% [markdown]
-# ### Drawing it
-#
-# `lucid_viz.draw(model, x, depth=1)` draws each top-level module as one box (FLOPs and
-# parameters summed); the whole network traced op by op has 412 nodes.
-
-# %%
-x_img = lucid.zeros(1, 3, 32, 32, dtype=lucid.Float32)
-lucid_viz.draw(resnet, x_img, depth=1)
-
-# %% [markdown]
-# One level deeper (`depth=2`) each stage opens into its two blocks; identical blocks roll up into
-# one box ("BasicBlock × 2"). The first block of stages 2-4 differs from the second: it halves the
-# image and changes the number of channels.
-
-# %%
-lucid_viz.draw(resnet, x_img, depth=2)
-
-# %% [markdown]
-# ## 7. Residual connections
-#
-# A plain deep network computes `x → f_1 → f_2 → ... → f_L`. Backward multiplies the gradient by
-# each layer's Jacobian in turn; if those factors are mostly smaller than 1, the gradient reaching
-# the first layers shrinks geometrically with depth (**vanishing gradients**), and stacking more
-# layers makes training *worse*, not better.
-#
-# A **residual block** learns a correction instead: `y = relu(F(x) + x)`. The `+ x` (the
-# *shortcut*) means the block's Jacobian is `I + dF/dx`: even when `dF/dx` is small, the gradient
-# passes the block through the identity. Here is one block of `layer1` with its layers as boxes:
-# the edge from the input straight to the `Add` is the shortcut.
-
-# %%
-block = resnet.layer1[0]
-x_block = lucid.zeros(1, 64, 8, 8, dtype=lucid.Float32)
-lucid_viz.draw(block, x_block, depth=1)
-
-# %% [markdown]
-# The block calls its one `relu` module twice (after `bn1`, and after the `Add`), so the picture
-# above shows it twice, as `relu (call 1)` and `relu (call 2)`: it reads top to bottom, in the
-# order the block computes.
-#
-# The whole block op by op is too large to read on a projector, so open one box instead: `bn1`
-# **op by op** (no `depth`). A BatchNorm in evaluation mode unfolds into its formula:
-# `(x - running_mean) / sqrt(running_var + eps) * weight + bias`.
-
-# %%
-lucid_viz.draw(block.bn1, x_block)
-
-# %% [markdown]
-# Where the shape changes (first block of `layer2`: stride 2, 64 → 128 channels) `x` cannot be
-# added as it is, so the shortcut is a 1x1 stride-2 convolution + BatchNorm (`downsample`):
-
-# %%
-lucid_viz.draw(resnet.layer2[0], x_block, depth=1)
-
-
-# %% [markdown]
-# ### Seeing the difference: gradients in a deep stack
-#
-# Take 20 layers of `tanh(Linear(32, 32))`, once stacked plainly (`x = f(x)`) and once with
-# shortcuts (`x = x + f(x)`), same weights, same input. One backward pass, and the gradient norm of
-# every layer (`lucid_viz.grad_norms`):
-
-# %%
-class DeepStack(nn.Module):
-    def __init__(self, residual, depth=20, width=32):
-        super().__init__()
-        self.residual = residual
-        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])
-
-    def forward(self, x):
-        for layer in self.layers:
-            h = F.tanh(layer(x))
-            x = x + h if self.residual else h
-        return x
-
-x_in = lucid.random.randn(16, 32, dtype=lucid.Float32)
-depth_norms = {}
-for residual in (False, True):
-    lucid.random.seed(0)                                 # the same weights for both
-    net = DeepStack(residual)
-    (net(x_in) ** 2).mean().backward()
-    depth_norms["residual" if residual else "plain"] = list(lucid_viz.grad_norms(net).values())
-
-for name, norms in depth_norms.items():
-    print(f"{name:8s} first layer {norms[0]:.1e}   last layer {norms[-1]:.1e}")
-
-# %%
-import matplotlib.pyplot as plt
-
-plt.rcParams.update({"font.size": 12})   # figures readable on a projector
-fig, ax = plt.subplots(figsize=(7, 3.5))
-for name, norms in depth_norms.items():
-    ax.semilogy(range(len(norms)), norms, marker="o", label=name)
-ax.set_xlabel("layer (0 = nearest the input)")
-ax.set_ylabel("gradient L2 norm")
-ax.set_title("20 tanh layers: gradient norm per layer after one backward")
-ax.grid(alpha=0.3)
-ax.legend()
-plt.show()
-
-# %% tags=["nbval-check-output"]
-plain, res = depth_norms["plain"], depth_norms["residual"]
-print("plain:    first layer gets < 1/1000 of the last layer's gradient:",
-      plain[0] < plain[-1] / 1000)
-print("residual: first layer gets at least half the last layer's gradient:",
-      res[0] >= res[-1] / 2)
-
-# %% [markdown]
-# In the plain stack the gradient shrinks by a constant factor per layer (a straight line on the
-# log scale): the first layer gets tens of thousands of times less than the last, and barely
-# learns. With shortcuts every layer gets a gradient of the same size. That is
-# what let He et al. (2016) train networks of 18, 50, 152 layers - and why residual connections are
-# in almost every deep architecture since, Transformers included.
-#
 # ## Exercises
 #
-# ### Exercise 9.1 · Shape, parameters and cost of a convolution
+# ### Exercise 10.1 · Shape, parameters and cost of a convolution
 #
 # A `Conv2d(48, 96, kernel_size=3, stride=2, padding=1, bias=False)` is applied to a
 # `(1, 48, 18, 18)` input. Work out the output shape, the number of parameters of the layer, and
@@ -440,37 +299,58 @@ conv_macs = 3_359_232
 conv_check = nn.Conv2d(48, 96, kernel_size=3, stride=2, padding=1, bias=False)
 with lucid.count_flops():
     out_check = conv_check(lucid.zeros(1, 48, 18, 18, dtype=lucid.Float32))
-check("Exercise 9.1 (shape)", conv_shape, out_check.shape,
+check("Exercise 10.1 (shape)", conv_shape, out_check.shape,
       nudge="Section 2 computes an output shape for a convolution; do the same for each axis.",
       hint="padding adds to both sides, a stride of 2 keeps every second position, and the "
            "channels are the layer's output channels.")
-check("Exercise 9.1 (parameters)", conv_params, sum(p.size for p in conv_check.parameters()),
+check("Exercise 10.1 (parameters)", conv_params, sum(p.size for p in conv_check.parameters()),
       nudge="What does one output channel's filter cover?",
       hint="one 3x3 filter over all input channels per output channel, and no bias.")
-check("Exercise 9.1 (MACs)", conv_macs, out_check.cost.macs,
+check("Exercise 10.1 (MACs)", conv_macs, out_check.cost.macs,
       nudge="Section 2 counts a convolution's MACs per output number.",
       hint="section 2: C_in·K·K multiply-adds for each output number.")
 
 # %% [markdown]
-# ### Exercise 9.2 · ResNet-18 for 1,000 classes
+# ### Exercise 10.2 · Gradients through pooling
 #
-# Section 6 counted 11,181,642 parameters for `resnet_18(num_classes=10)`. Without running
-# anything: how many does `resnet_18(num_classes=1000)` have? Only the last layer, a
-# `Linear(512, classes)` with bias, depends on the number of classes.
+# `x_pool` below is one 4x4 image. Predict the gradient of `F.max_pool2d(x_pool, 2).sum()` and
+# of `F.avg_pool2d(x_pool, 2).sum()` with respect to `x_pool`: two 4x4 arrays (lists of lists or
+# NumPy arrays), written without running a backward pass.
+#
+# ```
+# x_pool = [[1, 5, 2, 0],
+#           [3, 4, 8, 1],
+#           [0, 2, 6, 7],
+#           [9, 1, 3, 5]]
+# ```
 
 # %% tags=["solution"]
-resnet_1000_params = 11_689_512
+grad_max_pool = [[0, 1, 0, 0],
+                 [0, 0, 1, 0],
+                 [0, 0, 0, 1],
+                 [1, 0, 0, 0]]
+grad_avg_pool = np.full((4, 4), 0.25)
 
 # %% tags=["check"]
-check("Exercise 9.2", resnet_1000_params,
-      sum(p.size for p in resnet_18(num_classes=1000).parameters()),
-      nudge="Only one layer changes with the number of classes.",
-      hint="the Linear layer has 512·classes weights and one bias per class; how many more "
-           "does it get going from 10 to 1,000 classes?")
+x_pool_check = [[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 8.0, 1.0],
+                [0.0, 2.0, 6.0, 7.0], [9.0, 1.0, 3.0, 5.0]]
+entries = "the gradient at each pixel of x_pool, row by row"
+check_grad("Exercise 10.2 (max pooling)", grad_max_pool,
+           lambda t: F.max_pool2d(t.reshape(1, 1, 4, 4), 2).sum(), x_pool_check,
+           nudge="Section 3 says where max pooling's backward sends each window's gradient.",
+           hint="each 2x2 window passes its gradient of 1 to its largest pixel only; every "
+                "other pixel gets 0.",
+           mistakes={"that is average pooling's gradient; max pooling picks one pixel":
+                     np.full((4, 4), 0.25)})
+check_grad("Exercise 10.2 (average pooling)", grad_avg_pool,
+           lambda t: F.avg_pool2d(t.reshape(1, 1, 4, 4), 2).sum(), x_pool_check,
+           nudge="Section 3: average pooling spreads each window's gradient.",
+           hint="a window's output is the mean of its 4 pixels, so each pixel's share of the "
+                "gradient is 1/4.")
 
 
 # %% [markdown]
-# ### Exercise 9.3 · The output size formula
+# ### Exercise 10.3 · The output size formula
 #
 # Write `conv_output_size(size, kernel, stride=1, padding=0)`: the length of one side of a
 # convolution's output, for an input side of `size`. The check runs real convolutions and
@@ -489,7 +369,7 @@ def measured_output_size(size, kernel, stride=1, padding=0):
     return F.conv2d(x, w, stride=stride, padding=padding).shape[-1]
 
 
-check_function("Exercise 9.3", conv_output_size, measured_output_size,
+check_function("Exercise 10.3", conv_output_size, measured_output_size,
                [(8, 3, 1, 1), (32, 7, 2, 3), (5, 3), (10, 4, 3, 0), (16, 1, 2, 0)],
                nudge="Slide a kernel along one side of the padded input and count its positions.",
                hint="count where the kernel's first row can start: from 0 to size + 2·padding "
@@ -497,7 +377,7 @@ check_function("Exercise 9.3", conv_output_size, measured_output_size,
 
 
 # %% [markdown]
-# ### Exercise 9.4 · A cost formula for convolutions
+# ### Exercise 10.4 · A cost formula for convolutions
 #
 # Write `conv_macs(c_in, c_out, kernel, h_out, w_out)`: the MACs of a `Conv2d(c_in, c_out,
 # kernel)` without bias that produces an output of `h_out` x `w_out` positions (one image). The
@@ -517,7 +397,7 @@ def measured_conv_macs(c_in, c_out, kernel, h_out, w_out):
     return out.cost.macs
 
 
-check_function("Exercise 9.4", conv_macs, measured_conv_macs,
+check_function("Exercise 10.4", conv_macs, measured_conv_macs,
                [(3, 8, 3, 5, 5), (16, 4, 1, 7, 6), (2, 6, 5, 4, 4)],
                nudge="Section 2 counts a convolution's MACs per output number.",
                hint="each output number costs c_in·kernel·kernel MACs, and there are "
@@ -525,13 +405,7 @@ check_function("Exercise 9.4", conv_macs, measured_conv_macs,
 
 # %% [markdown]
 # To go further, read the engine: `inspect.getsource` prints the code of any of its classes and
-# functions, as here the `BasicBlock` drawn above (try `lucid.optim.SGD` for an update rule,
-# `lucid.ops.conv.Windows` for im2col and col2im), or train ResNet-18 on a real image dataset.
-
-# %%
-print(inspect.getsource(type(resnet.layer1[0])))
-
-# %% [markdown]
+# functions (try `lucid.ops.conv.Windows` for im2col and col2im, or `lucid.nn.Conv2d`).
 #
-# **Next:** [10 · Layers and losses](10_layers_and_losses.ipynb): the rest of Lucid's layers and
-# losses (chapter 11 does the optimizers, schedules and data tools).
+# **Next:** [11 · ResNet-18 and residual connections](11_resnet.ipynb): a deep network of
+# convolutions, and the shortcut that lets it train.

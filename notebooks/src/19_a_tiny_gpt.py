@@ -1,19 +1,19 @@
 # %% [markdown]
-# # 16 · A tiny GPT
+# # 19 · A tiny GPT
 #
-# Chapter 15 wrote attention out and built a Transformer layer part by part. Here we stack such
+# Chapter 18 wrote attention out and built a Transformer layer part by part. Here we stack such
 # layers into a small **GPT** - a language model that predicts the next character - train it on
 # Shakespeare, and look inside it:
 #
 # | § | what | Lucid |
 # |---|---|---|
-# | 1 | the text and the loss to beat, from chapter 15 | `CharDataset` |
+# | 1 | the text and the loss to beat, from chapter 18 | `CharDataset` |
 # | 2 | the GPT: tied weights, one prediction per position | `lucid.models.text.GPT` |
 # | 3 | training it, and its text before and after | `GPT.generate` |
 # | 4 | what a trained head looks at | `GPT.attn_weights` |
 # | 5 | where the FLOPs go, and how attention's share grows with length | `summarize` |
 #
-# **You need:** [15 · Attention](15_attention.ipynb) (attention, the causal mask, a pre-norm
+# **You need:** [18 · Attention](18_attention.ipynb) (attention, the causal mask, a pre-norm
 # Transformer layer, the text and the unigram entropy) and
 # [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop, cross-entropy).
 
@@ -42,7 +42,7 @@ lucid.random.seed(0)
 # %% [markdown]
 # ## 1. The text and the loss to beat
 #
-# As in chapter 15, section 5: the shipped "tiny Shakespeare", served as windows of
+# As in chapter 18, section 5: the shipped "tiny Shakespeare", served as windows of
 # `BLOCK` = 32 characters by `CharDataset` (`y` is `x` shifted by one), the first 90% of the
 # text for training and the last 10% for validation, and the loss a model must beat to show it
 # uses the context: the unigram entropy $H$ of the training text.
@@ -71,7 +71,7 @@ print(f"ln V = {math.log(chars.vocab_size):.3f} nats, unigram entropy H = {H:.3f
 #
 # ```
 # x = wte[idx] + wpe[0..T-1]            token embedding + learned position embedding
-# for each block:                       pre-norm blocks (chapter 15, section 4)
+# for each block:                       pre-norm blocks (chapter 18, section 4)
 #     x = x + attn(ln_1(x))             causal multi-head self-attention
 #     x = x + mlp(ln_2(x))              Linear(d, 4d), GELU, Linear(4d, d)
 # logits = lm_head(ln_f(x))             (B, T, vocab_size): a prediction at every position
@@ -197,7 +197,6 @@ for step, (xb, yb) in zip(trange(STEPS, desc="training (steps)"), loader):
 print(f"first loss {losses[0]:.3f}, last 10 steps {np.mean(losses[-10:]):.3f}, "
       f"validation {val_losses[-1]:.3f} nats")
 
-# %%
 fig, ax = plt.subplots(figsize=(8.8, 4.2), layout="constrained")
 ax.plot(np.arange(1, STEPS + 1), losses, color="#3d6fa6", lw=1.2, label="training batch")
 ax.plot(val_steps, val_losses, "o-", color="#b8651b", label="validation (unseen text)")
@@ -223,45 +222,40 @@ print("validation loss below the unigram entropy by more than 0.5 nats:",
       val_losses[-1] < H - 0.5)
 
 # %% [markdown]
-# And the text it writes now, from the same prompt and the same random draws as before:
+# And the text it writes now, from the same prompt and the same random draws as before, then at
+# two other **temperatures**. The temperature trades variety for safety: the logits are divided
+# by it, so below 1 the likely characters get even likelier (safer, more repetitive text), above
+# 1 the distribution flattens (more surprising, more mistakes).
 
 # %%
 print(sample(model))
+for temperature in (0.5, 1.5):
+    print(f"--- temperature {temperature}:")
+    print(sample(model, n=100, temperature=temperature))
 
 # %% [markdown]
 # No Shakespeare yet, but the shape of it: short lines that start with a capital, words of
 # plausible length separated by spaces, punctuation at the ends of words, and frequent short
-# words such as "the" (or attempts at them). **Temperature**
-# trades variety for safety: the logits are divided by it, so below 1 the likely characters get
-# even likelier (safer, more repetitive text), above 1 the distribution flattens (more
-# surprising, more mistakes).
-
-# %%
-for temperature in (0.5, 1.5):
-    print(f"--- temperature {temperature}:")
-    print(sample(model, n=100, temperature=temperature))
+# words such as "the" (or attempts at them); at 0.5 the same few words come back again and
+# again, at 1.5 the spelling falls apart.
 
 # %% [markdown]
 # ## 4. What does a trained head look at?
 #
 # After a forward pass, `model.attn_weights` holds each block's attention maps,
 # $(B, h, T, T)$: one map per head. Run the model on two lines of the unseen text, a speaker's
-# name and the start of the speech:
+# name and the start of the speech, and summarise every head, over the queries of the second
+# line: how much weight goes to the **previous character**, to the **start of the current
+# word** (the last space or line break before the query), and to the whole **name line**
+# `BUCKINGHAM:⏎`.
 
-# %% tags=["nbval-check-output"]
+# %%
 line = "BUCKINGHAM:\nWhy, then resolve me"
 model.eval()
 with lucid.no_grad():
     model(chars.encode(line)[None])
 print(len(model.attn_weights), "blocks, each", model.attn_weights[0].shape, "(B, heads, T, T)")
 labels = [{" ": "␣", "\n": "⏎"}.get(c, c) for c in line]     # spaces and line breaks, visible
-
-# %% [markdown]
-# A first summary of every head, over the queries of the second line: how much weight goes to
-# the **previous character**, to the **start of the current word** (the last space or line
-# break before the query), and to the whole **name line** `BUCKINGHAM:⏎`.
-
-# %%
 second = range(line.index("\n") + 1, len(line))          # the queries of the second line
 
 
@@ -323,15 +317,14 @@ lucid_viz.plot_attention(model.attn_weights[1][0, head], labels,
 # * The attention itself ($QK^\top$, the softmax and the weighted sum of $V$) belongs to no leaf
 #   layer: it runs in `CausalSelfAttention.forward`, so the table lists it under
 #   "ops outside leaf layers" (with the residual additions).
+#
+#
+# After the table, the attention's share of the work: `summary.modules` holds the cost of every
+# module, its children included, and the attention block of a layer is the two projections
+# (`c_attn`, `c_proj`) plus the attention core.
 
 # %% tags=["nbval-check-output"]
 summary = summarize(model, (1, BLOCK), dtype=lucid.Int64)
-
-# %% [markdown]
-# `summary.modules` holds the cost of every module, its children included. The attention block
-# of a layer is the two projections (`c_attn`, `c_proj`) plus the attention core; per block:
-
-# %% tags=["nbval-check-output"]
 mods = summary.modules
 attn = sum(mods[f"transformer.h.{i}.attn"].in_flops for i in range(2))
 proj = sum(mods[f"transformer.h.{i}.attn.{part}"].in_flops
@@ -375,7 +368,7 @@ for T in (32, 128, 384, 1024):
 #
 # ## Exercises
 #
-# ### Exercise 16.1 · Count the parameters
+# ### Exercise 19.1 · Count the parameters
 #
 # How many parameters does `GPT(vocab_size=40, block_size=16, n_layer=3, n_head=2,
 # d_model=32)` have with tied weights (the default)? And with `tie_weights=False`, where
@@ -394,18 +387,18 @@ params_untied = params_tied + 40 * 32                       # lm_head's own V x 
 # %% tags=["check"]
 lucid.random.seed(0)
 config = dict(vocab_size=40, block_size=16, n_layer=3, n_head=2, d_model=32)
-nudge = "List the GPT's layers (section 1 prints them) and count each one's parameters."
+nudge = "List the GPT's layers (section 2 prints one block) and count each one's parameters."
 hint = ("a Linear(a, b) with bias has a·b + b parameters, a LayerNorm(d) has 2d; the number of "
         "heads does not matter. Tied, the embedding wte and lm_head share one V x d matrix.")
-check("Exercise 16.1 (tied)", params_tied,
+check("Exercise 19.1 (tied)", params_tied,
       sum(p.size for p in GPT(**config).parameters()), nudge=nudge,
       hint=hint)
-check("Exercise 16.1 (untied)", params_untied,
+check("Exercise 19.1 (untied)", params_untied,
       sum(p.size for p in GPT(**config, tie_weights=False).parameters()), nudge=nudge,
       hint=hint)
 
 # %% [markdown]
-# ### Exercise 16.2 · Greedy decoding
+# ### Exercise 19.2 · Greedy decoding
 #
 # With `top_k=1`, `generate` keeps only the single most likely character before drawing.
 # Generate 40 characters from the trained model with `top_k=1` twice, after
@@ -422,7 +415,7 @@ for s in (1, 2):
     lucid.random.seed(s)
     texts.append(chars.decode(model.generate(chars.encode("BUCKINGHAM:\n")[None], 40,
                                              top_k=1)[0]))
-check("Exercise 16.2", greedy_same, texts[0] == texts[1],
+check("Exercise 19.2", greedy_same, texts[0] == texts[1],
       nudge="What does top_k keep, and what can a random draw choose from then?",
       hint="after top_k=1 every logit but the largest is -inf: what is the softmax of that, "
            "and what can a random draw from it give?")
@@ -439,7 +432,7 @@ print(chars.decode(model.generate(chars.encode("BUCKINGHAM:\n")[None], 40, top_k
 
 
 # %% [markdown]
-# ### Exercise 16.3 · The next character's probabilities
+# ### Exercise 19.3 · The next character's probabilities
 #
 # Write `next_char_probs(logits, temperature=1.0, top_k=None)` in NumPy: from the logits of the
 # last position, a vector of $V$ numbers, return the probabilities that `generate` draws the
@@ -469,7 +462,7 @@ def lucid_next_char_probs(logits, temperature=1.0, top_k=None):
 
 rng_16 = np.random.default_rng(3)
 logits_16 = rng_16.standard_normal(10) * 2
-check_function("Exercise 16.3", next_char_probs, lucid_next_char_probs,
+check_function("Exercise 19.3", next_char_probs, lucid_next_char_probs,
                [(logits_16, 1.0, None), (logits_16, 0.5, None), (logits_16, 2.0, 3),
                 (logits_16, 1.0, 1)],
                hint="z = logits / temperature; with top_k, every z below the k-th largest "
@@ -477,7 +470,7 @@ check_function("Exercise 16.3", next_char_probs, lucid_next_char_probs,
 
 
 # %% [markdown]
-# ### Exercise 16.4 · A sliding-window causal mask
+# ### Exercise 19.4 · A sliding-window causal mask
 #
 # A GPT's query may look at its own position and every earlier one. Some models also limit it to
 # the last `window` positions. Write `allowed(T, window)`: a `(T, T)` NumPy array of booleans,
@@ -496,12 +489,12 @@ def numpy_allowed(T, window):
     return np.tril(ones) & np.triu(ones, -(window - 1))
 
 
-check_function("Exercise 16.4", allowed, numpy_allowed, [(4, 4), (6, 2), (5, 1), (3, 10)],
+check_function("Exercise 19.4", allowed, numpy_allowed, [(4, 4), (6, 2), (5, 1), (3, 10)],
                entries="query i (row), key j (column)",
                nudge="Write the two conditions on i and j separately, then combine them.",
                hint="with i = np.arange(T)[:, None] and j = np.arange(T)[None, :], the mask is "
                     "(j <= i) & (i - j < window).")
 
 # %% [markdown]
-# **Next:** [17 · Generative models: a VAE](17_generative_models.ipynb) learns to generate
+# **Next:** [20 · Variational autoencoders](20_variational_autoencoders.ipynb) learns to generate
 # images instead of text.

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 12 · Build it yourself: an op, an optimizer, a layer
+# # 15 · Build it yourself: an op, an optimizer, a layer
 #
 # **You need:** [03 · Backward, step by step](03_backward_step_by_step.ipynb) (the backward walk
 # and `gradcheck`), [06 · FLOPs](06_flops.ipynb) and
@@ -94,7 +94,7 @@ lucid_viz.step_backward(loss)
 
 
 # %% [markdown]
-# ### Exercise 12.1 · Softsign, an op of your own
+# ### Exercise 15.1 · Softsign, an op of your own
 #
 # Write the op **softsign**, $y = \dfrac{x}{1 + |x|}$. Derive its derivative first (treat
 # $x > 0$ and $x < 0$ apart; the two cases give one formula), then fill in `forward`,
@@ -132,7 +132,7 @@ class Softsign(lucid.Op):
 
 # %% tags=["check"]
 points = [-3.0, -0.25, 0.5, 2.0]
-check_function("Exercise 12.1 (forward)",
+check_function("Exercise 15.1 (forward)",
                lambda v: Softsign.apply(lucid.Tensor(v, dtype=lucid.Float64)).numpy(),
                lambda v: np.asarray(v) / (1 + np.abs(v)), [points],
                nudge="Write the formula of the statement with xp operations.",
@@ -142,7 +142,7 @@ try:  # gradcheck raises GradcheckError when the rule disagrees with finite diff
                                lucid.Tensor(points, dtype=lucid.Float64, requires_grad=True))
 except (GradcheckError, NotImplementedError):
     backward_right = False
-check("Exercise 12.1 (backward)", backward_right, True,
+check("Exercise 15.1 (backward)", backward_right, True,
       nudge="Derive dy/dx for x > 0 and for x < 0 on paper first.",
       hint="For x > 0, y = x / (1 + x): use the quotient rule. Multiply by g at the end.")
 
@@ -154,7 +154,7 @@ def softsign_flops():
     return op.flops, op.flops_bwd
 
 
-check_function("Exercise 12.1 (FLOPs)", softsign_flops,
+check_function("Exercise 15.1 (FLOPs)", softsign_flops,
                lambda: (3 * len(points), 2 * len(points)), [()],
                entries="(forward FLOPs, backward FLOPs) of one call on 4 numbers",
                nudge="Each rule returns a number of operations for the whole input x.",
@@ -206,7 +206,7 @@ print(f"loss: {losses[0]:.3f} -> {losses[-1]:.4f};  w = {line.weight.item():.3f}
 
 
 # %% [markdown]
-# ### Exercise 12.2 · Momentum, an optimizer of your own
+# ### Exercise 15.2 · Momentum, an optimizer of your own
 #
 # Gradient descent with **momentum** keeps a running direction $v$ (the "velocity"):
 #
@@ -232,7 +232,7 @@ class Momentum(lucid.optim.Optimizer):
 
 
 # %% tags=["check"]
-check_function("Exercise 12.2 (momentum)",
+check_function("Exercise 15.2 (momentum)",
                lambda: fit(lambda p: Momentum(p, lr=0.05, momentum=0.9))[0],
                lambda: fit(lambda p: lucid.optim.SGD(p, lr=0.05, momentum=0.9))[0], [()],
                rtol=1e-4, entries="the losses after steps 1..30 of fit",
@@ -271,7 +271,7 @@ summary = lucid.models.summarize(layer, (4, 3))  # prints the table
 
 
 # %% [markdown]
-# ### Exercise 12.3 · RMSNorm, a layer of your own
+# ### Exercise 15.3 · RMSNorm, a layer of your own
 #
 # **RMSNorm** rescales each row of its input by the row's root mean square, then multiplies by
 # a learned gain:
@@ -302,11 +302,11 @@ class RMSNorm(nn.Module):
 
 # %% tags=["check"]
 rows = np.array([[1.0, -2.0, 3.0, 0.5], [0.1, 0.2, -0.1, 0.0]])
-check_function("Exercise 12.3 (parameters)",
+check_function("Exercise 15.3 (parameters)",
                lambda: [n for n, _ in RMSNorm(4).named_parameters()], lambda: ["weight"], [()],
                nudge="A layer's trainable numbers must be registered (chapter 07).",
                hint="Assign an nn.Parameter of ones to self.weight.")
-check_function("Exercise 12.3 (forward)",
+check_function("Exercise 15.3 (forward)",
                lambda v: RMSNorm(4)(lucid.Tensor(v, dtype=lucid.Float64)).numpy(),
                lambda v: v / np.sqrt((v ** 2).mean(axis=-1, keepdims=True) + 1e-6), [rows],
                mistakes={"the square root is missing: x is divided by the mean square":
@@ -317,7 +317,7 @@ check_function("Exercise 12.3 (forward)",
                hint="The mean is over the last axis, one value per row: keepdims=True.")
 
 # %% [markdown]
-# ### Exercise 12.4 · What your op costs in a graph
+# ### Exercise 15.4 · What your op costs in a graph
 #
 # With section 1's `Swish` (5 FLOPs per element forward), how many forward FLOPs does
 # `(Swish.apply(x) * w).sum()` count in all, for `x` and `w` of shape `(4, 5)`?
@@ -329,7 +329,7 @@ swish_graph_flops = 140
 with lucid.count_flops():
     x_check = lucid.Tensor(np.ones((4, 5)), requires_grad=True)
     out_check = (Swish.apply(x_check) * lucid.Tensor(np.ones((4, 5)))).sum()
-check("Exercise 12.4", swish_graph_flops, out_check.cost.flops,
+check("Exercise 15.4", swish_graph_flops, out_check.cost.flops,
       nudge="Count each op of the graph: what does each cost per element?",
       hint="Swish declares 5 per element, the product and the sum one per element each; "
            "there are 20 elements.")
@@ -364,5 +364,5 @@ for _ in trange(300, desc="training (steps)"):
 print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 
 # %% [markdown]
-# **Next:** [13 · Recurrent networks](13_recurrent_networks.ipynb): RNNs, LSTMs and GRUs, and a
+# **Next:** [16 · Recurrent networks](16_recurrent_networks.ipynb): RNNs, LSTMs and GRUs, and a
 # task that needs memory.

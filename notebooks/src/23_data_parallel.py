@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 19 · Past one machine: data parallelism and the all-reduce
+# # 23 · Past one machine: data parallelism and the all-reduce
 #
 # Every model so far trained in one process. Large models train on many GPUs at once, and the
 # commonest way is **data parallelism**: every process ("rank") holds a full copy of the model,
@@ -19,7 +19,7 @@
 # NCCL on CUDA machines); Lucid adds no network code of its own.
 #
 # **You need:** [08 · Training an MLP](08_training_an_mlp.ipynb) (the training loop),
-# [11 · Optimizers, schedules and data](11_optimizers_and_data.ipynb) (`DataLoader`) and
+# [14 · Optimizers, schedules and data](14_optimizers_and_data.ipynb) (`DataLoader`) and
 # [06 · FLOPs](06_flops.ipynb) (counting work).
 
 # %%
@@ -67,7 +67,7 @@ np.set_printoptions(precision=4, suppress=True)
 # and all ranks replace their gradient by the **average** over ranks, every rank holds the
 # full-batch gradient, takes the same optimizer step, and the weights stay identical - without
 # ever sending the weights again. Two conditions hide in the derivation: the shards are the
-# same size (otherwise the average needs weights, exercise 19.3), and nothing in the forward
+# same size (otherwise the average needs weights, exercise 23.3), and nothing in the forward
 # pass mixes samples across the batch (BatchNorm does: each rank normalises with its own
 # shard's statistics, as in PyTorch without `SyncBatchNorm`).
 #
@@ -336,7 +336,7 @@ print(f"starting the two processes and running the job took {launch_s:.1f} s")
 # %% [markdown]
 # ## Exercises
 #
-# ### Exercise 19.1 · The ring's bytes
+# ### Exercise 23.1 · The ring's bytes
 #
 # Write `ring_bytes_sent(nbytes, world_size)`: the bytes one rank sends in a ring all-reduce of
 # an array of `nbytes` bytes (a multiple of `world_size`) on `world_size` ranks. A world of one
@@ -349,13 +349,13 @@ def ring_bytes_sent(nbytes, world_size):
 
 
 # %% tags=["check"]
-check_function("Exercise 19.1", ring_bytes_sent, dist.ring_bytes,
+check_function("Exercise 23.1", ring_bytes_sent, dist.ring_bytes,
                [(400, 1), (400, 2), (1200, 3), (4_000_000, 4), (64_000, 64)],
                hint="count the steps (reduce-scatter, then all-gather: N-1 each) and what one "
                     "step sends (one of the N chunks).")
 
 # %% [markdown]
-# ### Exercise 19.2 · A sampler's shards
+# ### Exercise 23.2 · A sampler's shards
 #
 # Ten samples, 4 ranks, `shuffle=False`: which indices does **rank 3** visit in one epoch, in
 # order? Work it out from the rules in section 3 (deal round the ranks, pad with the first
@@ -365,13 +365,13 @@ check_function("Exercise 19.1", ring_bytes_sent, dist.ring_bytes,
 rank_3_of_4 = [3, 7, 1]
 
 # %% tags=["check"]
-check("Exercise 19.2", rank_3_of_4,
+check("Exercise 23.2", rank_3_of_4,
       list(DistributedSampler(ten, num_replicas=4, rank=3, shuffle=False)),
       hint="4 ranks need the same number of samples each: ceil(10 / 4) = 3, so the list is "
            "padded to 12; rank r takes positions r, r + 4, r + 8.")
 
 # %% [markdown]
-# ### Exercise 19.3 · Shards of unequal size
+# ### Exercise 23.3 · Shards of unequal size
 #
 # Two ranks hold shards of 3 and 5 samples, and each computes the gradient of its own mean
 # loss, $g_a$ and $g_b$. With which weights $w_a, w_b$ is $w_a g_a + w_b g_b$ the gradient of
@@ -386,13 +386,13 @@ g_a = np.concatenate([g.ravel() for g in gradients(model, X_all[:3], y_all[:3])]
 g_b = np.concatenate([g.ravel() for g in gradients(model, X_all[3:8], y_all[3:8])])
 g_full = np.concatenate([g.ravel() for g in gradients(model, X_all[:8], y_all[:8])])
 fitted = np.linalg.lstsq(np.stack([g_a, g_b], axis=1), g_full, rcond=None)[0]
-check("Exercise 19.3", unequal_weights, fitted,
+check("Exercise 23.3", unequal_weights, fitted,
       hint="write each shard's mean loss as a sum over its samples divided by its size, and "
            "the full mean as the sum over all 8 divided by 8.")
 
 
 # %% [markdown]
-# ### Exercise 19.4 · Gradient accumulation with `no_sync`
+# ### Exercise 23.4 · Gradient accumulation with `no_sync`
 #
 # A batch too large for memory is split into micro-batches whose gradients add up before one
 # optimizer step. With DDP, averaging after every micro-batch wastes traffic: run every
@@ -436,7 +436,7 @@ def weights_after(k, accumulate):
     return [p.numpy() for p in ddp_model.parameters()] + [np.array(float(calls))]
 
 
-check_function("Exercise 19.4", lambda k: weights_after(k, True),
+check_function("Exercise 23.4", lambda k: weights_after(k, True),
                lambda k: weights_after(k, False), [2, 3, 4], atol=1e-12,
                hint="the loss of each micro-batch is its mean divided by the number of "
                     "micro-batches; only the last backward runs outside no_sync(), so the "
