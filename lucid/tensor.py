@@ -83,21 +83,143 @@ class Numel(int):
         return self.shape[dim]
 
 
-class InPlaceArray(np.ndarray):
-    """A gradient (or a parameter's ``.data``) on "cpu": a NumPy array -- NumPy takes it
-    anywhere, and arithmetic on it gives plain arrays -- with PyTorch's in-place idioms for
-    code that treats ``p.grad`` or ``p.data`` as a tensor: ``p.grad.zero_()``,
-    ``p.grad.data.zero_()``, ``p.data.add_(p.grad, alpha=-lr)``, ``m.weight.data.normal_(0,
-    0.02)``, ``p.data.clamp_(-c, c)``, ``p.grad.norm()``, ``p.grad.size()``.
+class TensorIdioms:
+    """PyTorch's Tensor methods on ``x.data`` and ``x.grad``, which in Lucid are backend arrays.
 
-    The in-place methods write into the array's own memory and return it, as PyTorch's
-    ``.data`` does: no version is bumped and no graph records them (do them between training
-    steps, as PyTorch programs do).  ``repr`` shows it as the NumPy array it is.
+    PyTorch code treats ``p.data`` and ``p.grad`` as tensors: ``p.grad.zero_()``,
+    ``p.data.add_(p.grad, alpha=-lr)``, ``m.weight.data.normal_(0.0, 0.02)``,
+    ``p.data.clamp_(-c, c)``, ``y.data.norm()``, ``p.grad.data``, ``p.data.size()``.  Lucid
+    keeps them the arrays they are (NumPy on "cpu", MLX on "gpu": every NumPy / MLX function
+    takes them, and arithmetic on them gives plain arrays) and adds these methods.  The
+    in-place ones write into the tensor's own storage and return it, as through PyTorch's
+    ``.data``: no version is bumped and no graph records them (do them between training
+    steps, as PyTorch programs do).  NumPy's own methods keep NumPy's meaning; where that
+    meaning differs from PyTorch's for the same call (``max(1)``, ``std()``,
+    ``transpose(0, 1)``), the call raises and names both spellings.
     """
+
+    __slots__ = ()
+
+    @property
+    def data(self) -> TensorIdioms:
+        """The array itself (PyTorch's ``p.grad.data``)."""
+        return self
+
+    @property
+    def size(self) -> Numel:
+        return Numel(int(np.prod(self.shape, dtype=np.int64)), tuple(self.shape))
+
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def _put(self, values: Any) -> TensorIdioms:
+        """Write ``values`` (broadcast, cast to this dtype) into this array's storage."""
+        raise NotImplementedError
+
+    def zero_(self) -> TensorIdioms:
+        return self._put(0)
+
+    def fill_(self, value: Any) -> TensorIdioms:
+        return self._put(_host(value))
+
+    def copy_(self, src: Any) -> TensorIdioms:
+        return self._put(_host(src))
+
+    def add_(self, other: Any, alpha: Any = 1) -> TensorIdioms:
+        return self._put(self._np() + alpha * _host(other))
+
+    def sub_(self, other: Any, alpha: Any = 1) -> TensorIdioms:
+        return self._put(self._np() - alpha * _host(other))
+
+    def mul_(self, other: Any) -> TensorIdioms:
+        return self._put(self._np() * _host(other))
+
+    def div_(self, other: Any) -> TensorIdioms:
+        return self._put(self._np() / _host(other))
+
+    def clamp_(self, min: Any = None, max: Any = None) -> TensorIdioms:  # noqa: A002
+        return self._put(np.clip(self._np(), _host(min), _host(max)))
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> TensorIdioms:
+        """Fill with samples of U[a, b) from Lucid's random stream (``lucid.manual_seed``)."""
+        return self._put(RANDOM_STREAM[0].uniform(a, b, tuple(self.shape)))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> TensorIdioms:
+        """Fill with samples of N(mean, std^2) from Lucid's random stream."""
+        return self._put(mean + std * RANDOM_STREAM[0].standard_normal(tuple(self.shape)))
+
+    def norm(self, p: Any = 2) -> Tensor:
+        """The vector p-norm of all elements, a 0-d Tensor (PyTorch's ``p.grad.norm()``)."""
+        return Tensor(np.linalg.norm(self._np().ravel(), ord=p), device=self._device)
+
+    def numpy(self) -> np.ndarray:
+        return self._np()
+
+    def clone(self) -> Tensor:
+        """A Tensor holding a copy of the values (cut from any graph)."""
+        return Tensor(self._np(), device=self._device)
+
+    detach = clone
+
+    # -- NumPy methods whose PyTorch call means something else ----------------------------
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_axis_call(self, "max", args, "lucid.max(x, dim) gives (values, indices)")
+        return self._np_method("max", *args, **kwargs)
+
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_axis_call(self, "min", args, "lucid.min(x, dim) gives (values, indices)")
+        return self._np_method("min", *args, **kwargs)
+
+    def std(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_spread(self, "std", args, kwargs)
+        return self._np_method("std", *args, **kwargs)
+
+    def var(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_spread(self, "var", args, kwargs)
+        return self._np_method("var", *args, **kwargs)
+
+    def transpose(self, *axes: Any) -> Any:
+        """Two ints swap those two axes (PyTorch's ``x.transpose(0, 1)``).  NumPy would read
+        them as a permutation, which agrees on ``(1, 0)`` of a matrix, means nothing on
+        ``(0, 1)`` and fails on any other number of axes; other calls are NumPy's."""
+        if len(axes) == 2 and all(isinstance(a, (int, np.integer)) for a in axes):
+            return self._np_method("swapaxes", *axes)
+        return self._np_method("transpose", *axes)
+
+
+def _refuse(name: str, arr: Any, call: str, why: str) -> None:
+    raise TypeError(
+        f"{call} on a {type(arr).__name__} (a .data or .grad, which in Lucid is a backend "
+        f"array of shape {fmt(tuple(arr.shape))}): {why}"
+    )
+
+
+def _refuse_axis_call(arr: Any, name: str, args: tuple, torch_spelling: str) -> None:
+    if args:  # NumPy: values along an axis; PyTorch: (values, indices)
+        _refuse(name, arr, f"{name}{args}",
+                f"NumPy gives the values only, PyTorch (values, indices). For values write "
+                f".{name}(axis={args[0]!r}); for both, {torch_spelling}")
+
+
+def _refuse_spread(arr: Any, name: str, args: tuple, kwargs: dict) -> None:
+    if "ddof" not in kwargs:  # NumPy divides by n, PyTorch by n - 1 (Bessel)
+        _refuse(name, arr, f"{name}()",
+                f"NumPy divides by n, PyTorch by n - 1. Say which: .{name}(ddof=0) (NumPy's) "
+                f"or .{name}(ddof=1) (PyTorch's)")
+
+
+class InPlaceArray(TensorIdioms, np.ndarray):
+    """``x.data`` and ``x.grad`` on "cpu": a NumPy array (a view: the tensor's own memory)
+    with PyTorch's tensor methods (:class:`TensorIdioms`).  NumPy takes it anywhere, and its
+    arithmetic gives plain arrays; ``repr`` shows it as the NumPy array it is."""
 
     # With a plain array among the inputs NumPy wraps the result as that one (in C: no call
     # here); with these alone, __array_wrap__ below makes it plain too.
     __array_priority__ = -1.0
+    _device = "cpu"
 
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False):
         # results of NumPy's functions are plain arrays: only .grad / .data carry the methods
@@ -108,81 +230,83 @@ class InPlaceArray(np.ndarray):
     def __repr__(self) -> str:
         return repr(self.view(np.ndarray))
 
-    @property
-    def data(self) -> InPlaceArray:
-        """The gradient itself (PyTorch's ``p.grad.data``)."""
-        return self
-
-    @property
-    def size(self) -> Numel:
-        return Numel(np.ndarray.size.__get__(self), self.shape)
-
-    def _plain(self) -> np.ndarray:
+    def _np(self) -> np.ndarray:
         return self.view(np.ndarray)
 
-    def zero_(self) -> InPlaceArray:
-        self._plain()[...] = 0
+    _plain = _np
+
+    def _np_method(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(np.ndarray, name)(self.view(np.ndarray), *args, **kwargs)
+
+    def _put(self, values: Any) -> InPlaceArray:
+        self.view(np.ndarray)[...] = values  # the tensor's memory (this is a view of it)
         return self
 
-    def fill_(self, value: Any) -> InPlaceArray:
-        self._plain()[...] = _values(value)
-        return self
 
-    def copy_(self, src: Any) -> InPlaceArray:
-        self._plain()[...] = _values(src)
-        return self
+_MLX_CLASS: list[type] = []
 
-    def add_(self, other: Any, alpha: Any = 1) -> InPlaceArray:
-        self._plain()[...] += alpha * _values(other)
-        return self
 
-    def sub_(self, other: Any, alpha: Any = 1) -> InPlaceArray:
-        self._plain()[...] -= alpha * _values(other)
-        return self
+def mlx_in_place(array: Any, owner: Any = None, slot: str | None = None) -> Any:
+    """``array`` (an ``mx.array``) as ``x.data`` / ``x.grad`` on "gpu": an ``mx.array`` with
+    PyTorch's tensor methods.  MLX arrays are values, not memory, so an in-place method
+    replaces this array's value and, for a ``.data`` (``owner`` and ``slot`` given), stores
+    it back into the tensor's slot.  The class is made on first use: MLX is optional."""
+    if not _MLX_CLASS:
+        _MLX_CLASS.append(_make_mlx_class())
+    out = _MLX_CLASS[0](array)
+    out._link = (owner, slot)
+    return out
 
-    def mul_(self, other: Any) -> InPlaceArray:
-        self._plain()[...] *= _values(other)
-        return self
 
-    def div_(self, other: Any) -> InPlaceArray:
-        self._plain()[...] /= _values(other)
-        return self
+def _make_mlx_class() -> type:
+    import mlx.core as mx  # only reached with a gpu array in hand
 
-    def clamp_(self, min: Any = None, max: Any = None) -> InPlaceArray:  # noqa: A002
-        np.clip(self._plain(), min, max, out=self._plain())
-        return self
+    class MLXInPlaceArray(TensorIdioms, mx.array):
+        """``x.data`` / ``x.grad`` on "gpu" (see :func:`mlx_in_place`)."""
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> InPlaceArray:
-        """Fill with samples of U[a, b) from Lucid's random stream (``lucid.manual_seed``)."""
-        self._plain()[...] = RANDOM_STREAM[0].uniform(a, b, self.shape)
-        return self
+        _device = "gpu"
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> InPlaceArray:
-        """Fill with samples of N(mean, std^2) from Lucid's random stream."""
-        self._plain()[...] = mean + std * RANDOM_STREAM[0].standard_normal(self.shape)
-        return self
+        def _plain(self) -> Any:
+            return mx.array(self)
 
-    def norm(self, p: Any = 2) -> Tensor:
-        """The vector p-norm of all elements, a 0-d Tensor (PyTorch's ``p.grad.norm()``)."""
-        return Tensor(np.linalg.norm(self._plain().ravel(), ord=p))
+        def _np(self) -> np.ndarray:
+            return np.array(mx.array(self))
 
-    def numpy(self) -> np.ndarray:
-        return self._plain()
+        def _np_method(self, name: str, *args: Any, **kwargs: Any) -> Any:
+            return getattr(mx.array, name)(self, *args, **kwargs)
 
-    def clone(self) -> Tensor:
-        """A Tensor holding a copy of the gradient."""
-        return Tensor(self._plain())
+        def _put(self, values: Any) -> Any:
+            new = mx.array(np.ascontiguousarray(values)).astype(self.dtype)
+            new = mx.broadcast_to(new, self.shape)
+            mx.array.__setitem__(self, ..., new)
+            self._store()
+            return self
 
-    detach = clone
+        def __setitem__(self, index: Any, value: Any) -> None:  # x.data[i] = v
+            mx.array.__setitem__(self, index, value)
+            self._store()
+
+        def _store(self) -> None:
+            owner, slot = self._link
+            if owner is not None:
+                setattr(owner, slot, self._plain())
+
+    return MLXInPlaceArray
+
+
+def _host(x: Any) -> Any:
+    """A value for :class:`TensorIdioms` arithmetic: NumPy (from a Tensor, an MLX array) or a
+    Python number as it is."""
+    if isinstance(x, Tensor):
+        return x.numpy()
+    if x is None or isinstance(x, (*_PY_SCALARS, np.ndarray, np.generic)):
+        return x
+    return np.asarray(x)
 
 
 #: the generator ``uniform_`` / ``normal_`` draw from: lucid.random puts its own stream here
 #: when it is imported (it sits above this module), so one seed governs every draw
 RANDOM_STREAM: list[np.random.Generator] = [np.random.default_rng()]
-
-
-def _values(x: Any) -> Any:
-    return x.numpy() if isinstance(x, Tensor) else x
 
 
 class Tensor:
@@ -198,7 +322,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "data",
+        "_data",
         "_grad",
         "requires_grad",
         "keep_grad",
@@ -238,7 +362,7 @@ class Tensor:
         backend = get_backend(device)
         free = isinstance(data, (*_PY_SCALARS, list, tuple))
         if isinstance(data, Tensor):
-            data = data.numpy() if data.device != "cpu" else data.data
+            data = data.numpy() if data.device != "cpu" else data._data
         elif not isinstance(data, (np.ndarray, *_PY_SCALARS, list, tuple, np.generic)):
             data = _foreign_to_numpy(data)
         arr = np.array(data)  # a copy: later changes to the caller's array do not leak in
@@ -262,7 +386,7 @@ class Tensor:
                 f"{numeric.name}. Pass dtype=lucid.Float32 (or lucid.Float64), or write the "
                 "values as floats (1.0 instead of 1)."
             )
-        self.data = arr
+        self._data = arr
         self._grad = None
         self.requires_grad = bool(requires_grad)
         self.keep_grad = bool(keep_grad)
@@ -280,7 +404,7 @@ class Tensor:
     def _wrap(cls, data: Any, device: str, requires_grad: bool = False) -> Tensor:
         """Wrap an existing backend array without copying or checking (internal fast path)."""
         t = object.__new__(cls)
-        t.data = data
+        t._data = data
         t._grad = None
         t.requires_grad = requires_grad
         t.keep_grad = False
@@ -298,11 +422,11 @@ class Tensor:
     # -- basic properties ----------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.data.shape)
+        return tuple(self._data.shape)
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def size(self) -> Numel:
@@ -311,19 +435,43 @@ class Tensor:
         ``x.size(1)`` is 3.  Both spellings are common in the code students bring, so the
         value is an int that answers a call (see :class:`Numel`) rather than either one alone.
         """
-        return Numel(self.data.size, tuple(self.data.shape))
+        return Numel(self._data.size, tuple(self._data.shape))
 
     @property
     def dtype(self) -> types.Numeric:
         """The logical dtype (a :class:`lucid.types.Numeric`)."""
         if self._dtype is not None:
             return self._dtype
-        return types.to_numeric_type(self.data.dtype)
+        return types.to_numeric_type(self._data.dtype)
 
     def _set_grad(self, value: Any) -> None:
         if type(value) is np.ndarray:  # a view, no copy: the same memory, PyTorch's methods
             value = value.view(InPlaceArray)
+        elif self.device != "cpu" and value is not None \
+                and not isinstance(value, (Tensor, TensorIdioms)):
+            value = mlx_in_place(value)  # stored as is: its in-place methods change it here
         self._grad = value
+
+    def _get_data(self) -> Any:
+        data = self._data
+        if type(data) is np.ndarray:  # a view, no copy: the tensor's memory, PyTorch's methods
+            return data.view(InPlaceArray)
+        if self.device == "cpu":
+            return data
+        return mlx_in_place(data, self, "_data")
+
+    def _set_data(self, value: Any) -> None:
+        if isinstance(value, Tensor):  # PyTorch's x.data = y: x now holds y's values
+            if value.device != self.device:
+                raise RuntimeError(
+                    f"x.data = y: x is on {self.device!r} and y on {value.device!r}; move y "
+                    f"first: x.data = y.to({self.device!r})"
+                )
+            self._dtype = value._dtype
+            value = value._data
+        elif isinstance(value, TensorIdioms):
+            value = value._plain()
+        self._data = value
 
     @property
     def is_leaf(self) -> bool:
@@ -343,7 +491,7 @@ class Tensor:
     # -- conversion ----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shares memory on "cpu"; a copy from "gpu")."""
-        arr = get_backend(self.device).to_numpy(self.data)
+        arr = get_backend(self.device).to_numpy(self._data)
         if type(arr) is InPlaceArray:  # a parameter's data: hand out the plain array
             arr = arr.view(np.ndarray)
         if self._dtype is not None:  # stored narrower than it reports (Float64 on an MLX GPU)
@@ -368,7 +516,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same values, cut from the graph (shares the data array)."""
-        t = Tensor._wrap(self.data, self.device)
+        t = Tensor._wrap(self._data, self.device)
         t._dtype = self._dtype
         return t
 
@@ -382,8 +530,8 @@ class Tensor:
         """
         if self.device != "cpu":
             backend = get_backend(self.device)
-            self.data = backend.stop_gradient(self.data)
-            backend.evaluate(self.data, self.grad)
+            self._data = backend.stop_gradient(self._data)
+            backend.evaluate(self._data, self.grad)
         return self
 
     # -- autograd (``backward`` is attached by the op layer: lucid/ops/backward.py) ---------
@@ -436,7 +584,7 @@ class Tensor:
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
@@ -488,13 +636,23 @@ class Tensor:
 
 
 #: ``x.grad``: dL/d(this tensor) after ``backward()``, a backend array of the tensor's shape (or
-#: None; a Tensor after ``backward(create_graph=True)``).  On "cpu" it is an
-#: :class:`InPlaceArray`, a NumPy array that also answers PyTorch's in-place idioms
-#: (``p.grad.zero_()``, ``p.grad.data``, ``p.grad.norm()``); every NumPy function takes it and
-#: gives plain arrays back.  On "gpu" it is an ``mx.array``.  (Reads go straight to the slot.)
+#: None; a Tensor after ``backward(create_graph=True)``) with PyTorch's tensor methods
+#: (:class:`TensorIdioms`: ``p.grad.zero_()``, ``p.grad.data``, ``p.grad.norm()``): on "cpu" an
+#: :class:`InPlaceArray`, on "gpu" an ``mx.array``.  Every NumPy / MLX function takes it and
+#: gives plain arrays back.  (Reads go straight to the slot: optimizers read it every step.)
 Tensor.grad = property(Tensor._grad.__get__, Tensor._set_grad, doc="dL/d(this tensor), see "
-                       "lucid/tensor.py: a backend array (on 'cpu' with PyTorch's in-place "
-                       "methods), or None")
+                       "lucid/tensor.py: a backend array with PyTorch's in-place methods, or "
+                       "None")
+
+#: ``x.data``: the tensor's values, as in Lucid 2.x a backend array (``np.ndarray`` on "cpu",
+#: ``mx.array`` on "gpu"), seen with PyTorch's tensor methods (:class:`TensorIdioms`).  This is
+#: PyTorch's ``.data`` as far as its idioms go: the same storage, cut from the graph, and
+#: in-place changes through it are not recorded (``p.data.add_(g, alpha=-lr)``,
+#: ``w.data.normal_(0, 0.02)``, ``y.data.norm()``); ``x.data = y`` gives x the values of the
+#: tensor (or array) y.  It stays an array, not a Tensor, so NumPy code and Lucid 2.x programs
+#: that read ``x.data`` keep working.  The engine itself reads the raw slot ``x._data``.
+Tensor.data = property(Tensor._get_data, Tensor._set_data, doc="the values: a backend array "
+                       "with PyTorch's in-place methods (see lucid/tensor.py)")
 
 
 def _array_hook(hook: Callable[[Tensor], Any], device: str, shape: tuple[int, ...]) -> Callable:
@@ -516,7 +674,7 @@ def _array_hook(hook: Callable[[Tensor], Any], device: str, shape: tuple[int, ..
                     f"hook {name!r} returned a gradient on {out.device!r} for a tensor on "
                     f"{device!r}; return it on the tensor's device (grad.to({device!r}))"
                 )
-            data = out.data
+            data = out._data
         elif isinstance(out, backend.array_type):
             data = out
         else:
@@ -557,4 +715,4 @@ def tensor(
                   device=device)
 
 
-__all__ = ["Tensor", "tensor", "RemovableHandle", "Size", "Numel", "InPlaceArray"]
+__all__ = ["Tensor", "tensor", "RemovableHandle", "Size", "Numel", "TensorIdioms", "InPlaceArray"]

@@ -649,7 +649,7 @@ def test_init_fills_a_parameters_data_in_place():
     weight = conv.weight
     lucid.manual_seed(0)
     out = nn.init.normal_(conv.weight.data, 1.0, 0.02)
-    assert out is conv.weight.data and conv.weight is weight
+    assert np.shares_memory(out, conv.weight.numpy()) and conv.weight is weight
     lucid.manual_seed(0)
     want = nn.init.normal_(twin.weight, 1.0, 0.02).numpy()
     np.testing.assert_array_equal(conv.weight.numpy(), want)
@@ -784,7 +784,137 @@ def test_numpy_results_of_grad_and_data_are_plain_arrays():
     w, g = m.weight.data, m.weight.grad
     for out in (w * 2, g + 1, np.ones((1, 2), np.float32) @ w, np.sum(g, axis=0)):
         assert not hasattr(out, "zero_"), type(out)
-    assert type(m(lucid.ones(1, 3, dtype=lucid.float32)).data) is np.ndarray
+    y = m(lucid.ones(1, 3, dtype=lucid.float32))
+    assert type(y._data) is np.ndarray  # the engine keeps plain arrays; .data views them
+    assert isinstance(y.data, np.ndarray) and np.shares_memory(y.data, y._data)
+
+
+# --------------------------------------------------------------------------------------------
+# .data and .grad on every tensor and both devices: PyTorch's idioms, NumPy float64 references
+
+DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.filterwarnings("ignore"))]
+
+
+def _f64(x):
+    return np.asarray(x.numpy() if isinstance(x, lucid.Tensor) else x, dtype=np.float64)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_of_any_tensor_takes_pytorchs_in_place_idioms(device):
+    ref = np.array([[1.0, -2.0], [3.0, 0.5]])
+    y = lucid.tensor(ref, device=device) * 2  # a tensor an op made, not a parameter
+    np.testing.assert_allclose(y.data.norm().item(), np.linalg.norm(2 * ref))
+    assert y.data.norm().device == device and y.data.norm(1).item() == 13.0
+    y.data.add_(lucid.ones(2, 2, device=device), alpha=3)
+    np.testing.assert_allclose(_f64(y), 2 * ref + 3)
+    y.data.mul_(0.5).sub_(1)
+    np.testing.assert_allclose(_f64(y), (2 * ref + 3) / 2 - 1)
+    y.data.div_(2.0)
+    np.testing.assert_allclose(_f64(y), ((2 * ref + 3) / 2 - 1) / 2)
+    y.data.clamp_(min=-0.25, max=0.5)
+    np.testing.assert_allclose(_f64(y), np.clip(((2 * ref + 3) / 2 - 1) / 2, -0.25, 0.5))
+    y.data.copy_(ref[::-1])  # a NumPy source
+    np.testing.assert_array_equal(_f64(y), ref[::-1])
+    y.data.copy_(lucid.tensor(ref, device=device))  # a Tensor source
+    np.testing.assert_array_equal(_f64(y), ref)
+    y.data.fill_(7)
+    np.testing.assert_array_equal(_f64(y), np.full((2, 2), 7.0))
+    y.data.zero_()
+    np.testing.assert_array_equal(_f64(y), np.zeros((2, 2)))
+    assert y.dtype == lucid.float64 and y.device == device
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_random_fills_follow_lucids_seed_on_both_devices(device):
+    x = lucid.zeros(4, 5, device=device)
+    lucid.manual_seed(3)
+    x.data.normal_(1.0, 0.5)
+    first = _f64(x)
+    lucid.manual_seed(3)
+    want = 1.0 + 0.5 * np.random.default_rng(3).standard_normal((4, 5))
+    x.data.normal_(1.0, 0.5)
+    np.testing.assert_array_equal(_f64(x), first)
+    assert abs(first.mean() - 1.0) < 0.5 and first.shape == want.shape
+    x.data.uniform_(-0.1, 0.1)
+    assert np.all(np.abs(_f64(x)) <= 0.1) and x.device == device
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_grad_takes_pytorchs_in_place_idioms_on_both_devices(device):
+    w = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True, device=device)
+    (w * w).sum().backward()
+    np.testing.assert_allclose(w.grad.norm().item(), np.linalg.norm([2.0, 4.0, 6.0]))
+    assert w.grad.size() == (3,) and w.grad.numel() == 3 and w.grad.dim() == 1
+    assert w.grad.data is w.grad
+    w.grad.data.mul_(0.5)
+    np.testing.assert_array_equal(_f64(w.grad.clone()), [1.0, 2.0, 3.0])
+    w.grad.zero_()
+    (w * w).sum().backward()  # accumulates into the zeroed gradient, as PyTorch does
+    np.testing.assert_array_equal(np.array(w.grad), [2.0, 4.0, 6.0])
+    with lucid.no_grad():
+        w.data.add_(w.grad, alpha=-0.5)  # the word-language-model example's update
+    np.testing.assert_array_equal(_f64(w), [0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_changes_are_not_recorded_and_leave_gradients_alone(device):
+    # PyTorch: .data is detached; writing through it is invisible to autograd
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
+    y = (x * 3).sum()
+    version = x._version
+    x.data.mul_(10)
+    assert x._version == version and x.requires_grad
+    y.backward()
+    np.testing.assert_array_equal(np.array(x.grad), [3.0, 3.0])
+    np.testing.assert_array_equal(_f64(x), [10.0, 20.0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_assignment_and_item_writes_reach_the_tensor(device):
+    x = lucid.zeros(3, device=device)
+    x.data = lucid.tensor([1.0, 2.0, 3.0], device=device)  # PyTorch's x.data = other
+    np.testing.assert_array_equal(_f64(x), [1.0, 2.0, 3.0])
+    x.data[1] = 9.0
+    np.testing.assert_array_equal(_f64(x), [1.0, 9.0, 3.0])
+    x.data -= 1.0  # NumPy's in-place operator on the array
+    np.testing.assert_array_equal(_f64(x), [0.0, 8.0, 2.0])
+    other = "gpu" if device == "cpu" else "cpu"
+    with pytest.raises(RuntimeError, match=rf"x is on '{device}' and y on '{other}'.*\.to"):
+        x.data = lucid.zeros(3, device=other)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_parameter_data_idioms_on_both_devices(device):
+    m = nn.Linear(3, 2).to(device)
+    m.weight.data.fill_(0.5)
+    m.bias.data.zero_()
+    x_np = np.array([[1.0, 2.0, 3.0]], np.float32)
+    m(lucid.tensor(x_np, device=device)).sum().backward()
+    for p in m.parameters():
+        p.data.add_(p.grad, alpha=-0.1)
+        p.grad.zero_()
+    np.testing.assert_allclose(_f64(m.weight), 0.5 - 0.1 * np.repeat(x_np, 2, 0), rtol=1e-6)
+    np.testing.assert_allclose(_f64(m.bias), [-0.1, -0.1], rtol=1e-6)
+    assert all(np.all(np.array(p.grad) == 0) for p in m.parameters())
+    nn.init.normal_(m.weight.data, 0.0, 0.02)  # DCGAN's weights_init through .data
+    assert m.weight.device == device and m.weight.dtype == lucid.float32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_numpy_methods_that_pytorch_spells_alike_refuse_or_follow_pytorch(device):
+    x = lucid.tensor([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]], device=device)
+    with pytest.raises(TypeError, match=r"max\(1,\).*values only.*axis=1.*lucid\.max"):
+        x.data.max(1)
+    with pytest.raises(TypeError, match=r"min\(0,\).*lucid\.min"):
+        x.data.min(0)
+    with pytest.raises(TypeError, match=r"std\(\).*ddof=1"):
+        x.data.std()
+    with pytest.raises(TypeError, match=r"var\(\).*ddof=0"):
+        x.data.var(axis=0)
+    ref = np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])
+    assert float(x.data.max()) == 6.0 and list(np.array(x.data.max(axis=1))) == [5.0, 6.0]
+    np.testing.assert_allclose(float(x.data.std(ddof=1)), ref.std(ddof=1), rtol=1e-6)
+    np.testing.assert_array_equal(np.array(x.data.transpose(0, 1)), ref.T)  # PyTorch's swap
 
 
 def test_backward_takes_pytorchs_gradient_keyword():
