@@ -594,9 +594,8 @@ class Tensor:
         if self.size != 1:
             raise ValueError(
                 f"The truth value of a tensor with {self.size} elements is ambiguous; use "
-                "lucid.any(...) / lucid.all(...) or compare one element. (lucid.equal(a, b) "
-                "compares elementwise, as NumPy's; PyTorch's torch.equal(a, b) is "
-                "lucid.allclose(a, b, rtol=0, atol=0) here.)"
+                "lucid.any(...) / lucid.all(...) or compare one element; lucid.equal(a, b) "
+                "is one bool (same shape, all elements equal), as PyTorch's torch.equal."
             )
         return bool(self.item())
 

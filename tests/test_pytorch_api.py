@@ -928,12 +928,18 @@ def test_backward_takes_pytorchs_gradient_keyword():
         (a * 2).backward(t([1.0, 1.0]), gradient=t([1.0, 1.0]))
 
 
-def test_equal_is_elementwise_and_its_truth_value_names_pytorchs_meaning():
-    a, b = t([1.0, 2.0]), t([1.0, 2.0])
-    assert lucid.equal(a, b).tolist() == [True, True]
-    with pytest.raises(ValueError, match=r"torch.equal\(a, b\) is lucid.allclose\(a, b, rtol=0"):
-        assert lucid.equal(a, b)
-    assert lucid.allclose(a, b, rtol=0, atol=0)
+@pytest.mark.parametrize("device", DEVICES)
+def test_equal_is_pytorchs_one_bool_and_eq_is_elementwise(device):
+    a = lucid.tensor([1.0, 2.0], device=device)
+    assert lucid.equal(a, lucid.tensor([1.0, 2.0], device=device)) is True
+    assert a.equal(lucid.tensor([1.0, 3.0], device=device)) is False
+    assert lucid.equal(a, lucid.tensor([[1.0, 2.0]], device=device)) is False  # shapes differ
+    assert lucid.equal(lucid.tensor([np.nan]), lucid.tensor([np.nan])) is False
+    assert lucid.eq(a, lucid.tensor([1.0, 3.0], device=device)).tolist() == [True, False]
+    assert a.eq(lucid.tensor([1.0, 3.0], device=device)).tolist() == [True, False]
+    assert (a == lucid.tensor([0.0, 2.0], device=device)).tolist() == [False, True]
+    with pytest.raises(ValueError, match=r"lucid.equal\(a, b\) is one bool"):
+        assert a == a
 
 
 def test_optimizer_takes_frozen_parameters_and_skips_them():

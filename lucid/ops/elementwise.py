@@ -737,9 +737,14 @@ class Predicate(Op):
 
 
 class Equal(Predicate):
-    """a == b, elementwise."""
+    """a == b, elementwise: ``lucid.eq(a, b)``, ``a.eq(b)``, ``a == b``.
+
+    Its function is ``eq``, not ``equal``: PyTorch's ``torch.equal(a, b)`` is one Python bool
+    (same shape, every element equal), and a PyTorch spelling must not mean something else
+    here, so ``lucid.equal`` is that bool (:func:`lucid.ops.pytorch.equal`)."""
 
     name = "equal"
+    function = "eq"
     operator = "=="
 
 

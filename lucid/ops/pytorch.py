@@ -451,7 +451,7 @@ def _binary_method(name: str, fn_name: str) -> None:
     _method(method)
 
 
-for _name, _fn_name in (("pow", "pow"), ("eq", "equal"), ("ne", "not_equal"),
+for _name, _fn_name in (("pow", "pow"), ("eq", "eq"), ("ne", "not_equal"),
                         ("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                         ("ge", "greater_equal"), ("mul", "mul"), ("div", "div"),
                         ("maximum", "maximum"), ("minimum", "minimum")):
@@ -611,12 +611,23 @@ def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
     return Tensor(np.isclose(_host(a), _host(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public
+def equal(a: Any, b: Any) -> bool:
+    """PyTorch's ``torch.equal``: one Python bool, True when ``a`` and ``b`` have the same
+    shape and every element is equal (NaN equals nothing).  Elementwise comparison, a Bool
+    tensor, is ``lucid.eq(a, b)`` / ``a == b``.  (Lucid 2.x had no public ``equal``; this
+    one follows PyTorch, so a renamed ``if torch.equal(out1, out2):`` means the same.)"""
+    a, b = _host(a), _host(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
 def _host(a: Any) -> Any:
     return a.numpy() if isinstance(a, Tensor) else np.asarray(a)
 
 
 _method(allclose)
 _method(isclose)
+_method(equal)
 
 
 @public(method=True)
