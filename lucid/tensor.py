@@ -205,8 +205,9 @@ def _refuse_axis_call(arr: Any, name: str, args: tuple, torch_spelling: str) -> 
 
 
 def _refuse_spread(arr: Any, name: str, args: tuple, kwargs: dict) -> None:
-    if "ddof" not in kwargs:  # NumPy divides by n, PyTorch by n - 1 (Bessel)
-        _refuse(name, arr, f"{name}()",
+    # NumPy divides by n, PyTorch by n - 1 (Bessel); NumPy's keywords say which is meant
+    if "ddof" not in kwargs and "axis" not in kwargs:
+        _refuse(name, arr, f"{name}{args}",
                 f"NumPy divides by n, PyTorch by n - 1. Say which: .{name}(ddof=0) (NumPy's) "
                 f"or .{name}(ddof=1) (PyTorch's)")
 
