@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from lucid import types
-from lucid.backends import check_device, get_backend
+from lucid.backends import TENSOR_DEVICES, check_device, get_backend
 from lucid.cost import Cost, total_cost
 from lucid.engine.walk import nodes_below
 from lucid.shapes import fmt
@@ -409,7 +409,7 @@ class Tensor:
         t._grad = None
         t.requires_grad = requires_grad
         t.keep_grad = False
-        t.device = device
+        t.device = TENSOR_DEVICES[device]  # the device object (x.device.type), from a name
         t._prev = ()
         t._op = None
         t._version = 0

@@ -426,6 +426,27 @@ def test_device_aliases():
         lucid.device("tpu")
 
 
+def test_a_tensors_device_reads_as_pytorchs_and_as_lucids_string():
+    x = lucid.zeros(2)
+    assert x.device.type == "cpu" and x.device.index is None and str(x.device) == "cpu"
+    assert x.device == "cpu" and x.device != "gpu" and x.device != "cuda"
+    assert x.device == lucid.device("cpu") and isinstance(x.device, lucid.device)
+    assert isinstance(x.device, str) and repr(x.device) == "'cpu'"  # messages stay as they were
+    assert {"cpu": 1}[x.device] == 1 and (x * 2).device.type == "cpu"
+    assert x.detach().device.type == "cpu" and x.sum().device.index is None
+
+
+def test_a_gpu_tensors_device_equals_pytorchs_names_for_it():
+    pytest.importorskip("mlx.core")
+    for g in (lucid.zeros(2, device="gpu"), lucid.zeros(2).to("cuda"), lucid.ones(1).cuda() * 2,
+              nn.Linear(2, 1).to(lucid.device("cuda")).weight):
+        d = g.device
+        assert d.type == "gpu" and d.index == 0 and str(d) == "gpu" and repr(d) == "'gpu'"
+        assert d == "gpu" and d == "cuda" and d == "cuda:0" and d == "mps" and d != "cpu"
+        assert not (d != "cuda") and d == lucid.device("cuda") and {"gpu": 1}[d] == 1
+        assert g.to(d).device is d and lucid.ones(1, device=d).device == "gpu"
+
+
 def test_availability_answers_for_the_gpu_device():
     real_gpu = lucid.gpu_available()
     metal = lucid.backends.mps.metal()
