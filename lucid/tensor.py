@@ -247,15 +247,17 @@ class InPlaceArray(TensorIdioms, np.ndarray):
 _MLX_CLASS: list[type] = []
 
 
-def mlx_in_place(array: Any, owner: Any = None, slot: str | None = None) -> Any:
-    """``array`` (an ``mx.array``) as ``x.data`` / ``x.grad`` on "gpu": an ``mx.array`` with
-    PyTorch's tensor methods.  MLX arrays are values, not memory, so an in-place method
-    replaces this array's value and, for a ``.data`` (``owner`` and ``slot`` given), stores
-    it back into the tensor's slot.  The class is made on first use: MLX is optional."""
+def mlx_in_place(array: Any) -> Any:
+    """``array`` (the ``mx.array`` a tensor holds) as ``x.data`` / ``x.grad`` on "gpu": an
+    ``mx.array`` of the same values with PyTorch's tensor methods.  MLX arrays are values, not
+    memory; what MLX does have is item assignment (``a[...] = v``), which gives the Python
+    object ``a`` a new value, seen by everything that holds that object.  So the in-place
+    methods assign into the tensor's own array object as well as into this one.  The class is
+    made on first use: MLX is optional."""
     if not _MLX_CLASS:
         _MLX_CLASS.append(_make_mlx_class())
     out = _MLX_CLASS[0](array)
-    out._link = (owner, slot)
+    out._raw = array  # the tensor's own array object
     return out
 
 
@@ -268,30 +270,33 @@ def _make_mlx_class() -> type:
         _device = "gpu"
 
         def _plain(self) -> Any:
-            return mx.array(self)
+            return self._raw
 
         def _np(self) -> np.ndarray:
-            return np.array(mx.array(self))
+            return np.array(self._raw)
 
         def _np_method(self, name: str, *args: Any, **kwargs: Any) -> Any:
-            return getattr(mx.array, name)(self, *args, **kwargs)
+            return getattr(mx.array, name)(self._raw, *args, **kwargs)
 
         def _put(self, values: Any) -> Any:
-            new = mx.array(np.ascontiguousarray(values)).astype(self.dtype)
-            new = mx.broadcast_to(new, self.shape)
-            mx.array.__setitem__(self, ..., new)
-            self._store()
+            if not isinstance(values, mx.array):
+                values = mx.array(np.ascontiguousarray(values))
+            self[...] = mx.broadcast_to(values.astype(self.dtype), self.shape)
             return self
 
         def __setitem__(self, index: Any, value: Any) -> None:  # x.data[i] = v
+            mx.array.__setitem__(self._raw, index, value)  # the tensor's array object
             mx.array.__setitem__(self, index, value)
-            self._store()
 
-        def _store(self) -> None:
-            owner, slot = self._link
-            if owner is not None:
-                setattr(owner, slot, self._plain())
+    def in_place(op: str) -> Any:
+        def update(self: Any, other: Any) -> Any:  # x.data -= v: into the tensor's array too
+            self[...] = getattr(mx.array, op)(self._raw, other).astype(self.dtype)
+            return self
 
+        return update
+
+    for name in ("add", "sub", "mul", "truediv", "floordiv", "pow"):
+        setattr(MLXInPlaceArray, f"__i{name}__", in_place(f"__{name}__"))
     return MLXInPlaceArray
 
 
@@ -459,7 +464,7 @@ class Tensor:
             return data.view(InPlaceArray)
         if self.device == "cpu":
             return data
-        return mlx_in_place(data, self, "_data")
+        return mlx_in_place(data)
 
     def _set_data(self, value: Any) -> None:
         if isinstance(value, Tensor):  # PyTorch's x.data = y: x now holds y's values

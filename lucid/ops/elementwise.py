@@ -475,7 +475,7 @@ class Cast(Elementwise):
         op = cls(dtype, getattr(x, "device", "cpu"))
         out = apply(op, x)
         wanted = op.numeric.resolve_bits(op.in_dtype)
-        out._dtype = None if to_numeric_type(out.data.dtype) == wanted else wanted
+        out._dtype = None if to_numeric_type(out._data.dtype) == wanted else wanted
         return out
 
     def forward(self, xp, x):

@@ -50,7 +50,7 @@ def _unwrap_index(owner: Tensor, index: Any, op: str) -> Any:
                     f"{op}: an index tensor on {c.device!r} cannot index a tensor on "
                     f"{owner.device!r}; move the index first (index.to({owner.device!r}))"
                 )
-            c = c.data
+            c = c._data
         elif isinstance(c, np.ndarray) and owner.device != "cpu":
             raise host_index_error(op, len(out))  # the rule parse_mlx_indexing applies too
         out.append(c)
@@ -313,14 +313,14 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                 f"{name}: the value is on {value.device!r} but the tensor on {x.device!r}; "
                 f"move it first (value.to({x.device!r}))"
             )
-        value = value.data
+        value = value._data
     try:
-        data = backend.assign(x.data, parts, value)
+        data = backend.assign(x._data, parts, value)
     except ValueError as exc:
         got = fmt(tuple(np.shape(value)))
         raise ValueError(
             f"{name}: cannot assign a value of shape {got} to the selection of shape "
-            f"{fmt(tuple(x.data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
+            f"{fmt(tuple(x._data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
             "broadcast to the selection"
         ) from exc
     # cast as copy_ does (and NumPy, PyTorch): x[0] = 7.9 writes 7 into an integer tensor

@@ -248,8 +248,8 @@ def is_complex(self: Tensor) -> bool:
 @_method
 def element_size(self: Tensor) -> int:
     """Bytes per element, as stored."""
-    return int(self.data.dtype.itemsize) if hasattr(self.data.dtype, "itemsize") else \
-        int(self.data.dtype.size)
+    return int(self._data.dtype.itemsize) if hasattr(self._data.dtype, "itemsize") else \
+        int(self._data.dtype.size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -520,8 +520,8 @@ def detach_(self: Tensor) -> Tensor:
 def clone(self: Tensor) -> Tensor:
     """A copy of ``x`` that stays in the graph (gradients flow back to ``x``)."""
     out = FUNCTIONS["astype"](self, self.dtype)
-    if out.data is self.data:
-        out.data = self.data.copy() if hasattr(self.data, "copy") else self.data
+    if out._data is self._data:
+        out._data = self._data.copy() if hasattr(self._data, "copy") else self._data
     return out
 
 

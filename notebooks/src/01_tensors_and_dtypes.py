@@ -22,14 +22,15 @@ lucid.random.seed(0)
 # ## 1. Making tensors
 #
 # Python floats become 64-bit floats and Python ints 64-bit ints, just as in NumPy. The `.data`
-# attribute is the NumPy array underneath.
+# attribute is the NumPy array underneath (a NumPy array with PyTorch's tensor methods added,
+# such as `.zero_()`, so its type is a subclass of `ndarray`).
 
 # %% tags=["nbval-check-output"]
 a = lucid.Tensor([1.0, 2.0, 3.0])
 b = lucid.Tensor([1, 2, 3])
 print(a.dtype, a.data.dtype)
 print(b.dtype, b.data.dtype)
-print(type(a.data).__name__, a.shape, a.ndim)
+print(type(a.data).__bases__[-1].__name__, a.shape, a.ndim)
 
 # %% [markdown]
 # `lucid.tensor(...)` is the function spelling of the same constructor (as in PyTorch): same
