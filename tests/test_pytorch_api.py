@@ -7,6 +7,8 @@ The four calls where Lucid 2.x (NumPy) and PyTorch disagree each have a decision
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -813,7 +815,9 @@ def test_numpy_results_of_grad_and_data_are_plain_arrays():
 # --------------------------------------------------------------------------------------------
 # .data and .grad on every tensor and both devices: PyTorch's idioms, NumPy float64 references
 
-DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.filterwarnings("ignore"))]
+DEVICES = ["cpu", pytest.param("gpu", marks=[
+    pytest.mark.filterwarnings("ignore"),  # MLX on a CPU says so once
+    pytest.mark.skipif(importlib.util.find_spec("mlx") is None, reason="MLX not installed")])]
 
 
 def _f64(x):
@@ -996,3 +1000,61 @@ def test_samplers_take_a_generator():
         lucid.randn(5)  # the module's stream is a different one
     for a, b in zip(*draws):
         np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------------------------
+# the sweep of common spellings: each behaves as PyTorch's, or raises naming Lucid's
+
+
+def test_where_with_a_condition_alone_gives_the_indices_as_pytorch():
+    a = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+    rows, cols = lucid.where(t(a) > 1)
+    want = np.nonzero(a > 1)
+    assert rows.tolist() == want[0].tolist() and cols.tolist() == want[1].tolist()
+    np.testing.assert_array_equal(lucid.where(t(a) > 1, t(a), 0.0).numpy(), np.where(a > 1, a, 0))
+    with pytest.raises(TypeError, match=r"where\(cond, a, b\) takes both a and b"):
+        lucid.where(t(a) > 1, t(a))
+
+
+def test_norm_is_a_function_too():
+    a = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+    np.testing.assert_allclose(lucid.norm(t(a), dim=1).numpy(), np.linalg.norm(a, axis=1))
+    np.testing.assert_allclose(lucid.norm(t(a), 1).item(), np.abs(a).sum())
+    np.testing.assert_allclose(t(a).norm(p="fro").item(), np.linalg.norm(a))
+
+
+def test_reductions_take_pytorchs_dtype_keyword_and_cast_first():
+    a = np.array([[1.5, 2.25], [3.0, 4.125]])
+    s = t(a).sum(dtype=lucid.float32)
+    assert s.dtype == lucid.float32 and s.item() == np.float32(a).sum()
+    m = lucid.mean(t(a), dim=0, dtype=lucid.float32)
+    assert m.dtype == lucid.float32
+    np.testing.assert_allclose(m.numpy(), a.mean(0), rtol=1e-7)
+    i = lucid.tensor([[1, 2], [3, 4]]).sum(1, dtype=lucid.float64)
+    assert i.dtype == lucid.float64 and i.tolist() == [3.0, 7.0]
+    p = lucid.softmax(t(a), dim=1, dtype=lucid.float32)
+    e = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(p.numpy(), e / e.sum(1, keepdims=True), rtol=1e-6)
+    assert p.dtype == lucid.float32 and t(a).cumsum(0, dtype=lucid.float32).dtype == lucid.float32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sort_and_topk_give_named_tuples_and_pytorchs_order_of_ties(device):
+    v = np.array([3.0, 1.0, 2.0, 1.0, 3.0])
+    out = lucid.tensor(v, device=device).sort(descending=True)
+    assert out.values.tolist() == [3.0, 3.0, 2.0, 1.0, 1.0]
+    assert out.indices.tolist() == [0, 4, 2, 1, 3]  # equal values keep their order
+    values, indices = lucid.sort(lucid.tensor(v, device=device))
+    assert values.tolist() == sorted(v) and v[indices.numpy()].tolist() == sorted(v)
+    top = lucid.topk(lucid.tensor(v, device=device), 2)
+    assert top.values.tolist() == [3.0, 3.0] and top.indices.tolist() == [0, 4]
+    b = lucid.tensor([True, False, True], device=device).sort(descending=True)
+    assert b.values.tolist() == [True, True, False] and b.indices.tolist() == [0, 2, 1]
+
+
+def test_squeeze_of_an_axis_that_is_not_one_raises_and_names_pytorchs_meaning():
+    x = lucid.zeros(2, 3)
+    with pytest.raises(ValueError, match=r"cannot squeeze axis 1.*PyTorch would hand the "
+                                         r"tensor back unchanged.*if x.shape\[d\] == 1 else x"):
+        x.squeeze(1)
+    assert x[None].squeeze(0).shape == (2, 3) and lucid.zeros(2, 1).squeeze(-1).shape == (2,)

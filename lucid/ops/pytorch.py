@@ -36,19 +36,30 @@ PYTORCH_KEYWORDS = {"dim": "axis", "keepdim": "keepdims", "start_dim": "start_ax
                     "end_dim": "end_axis", "dim0": "axis1", "dim1": "axis2", "dims": "axes"}
 
 
+#: functions whose ``dtype=`` casts the input first, as in PyTorch (``x.sum(dtype=lucid.int64)``,
+#: ``x.mean(dtype=lucid.float64)``, ``softmax(x, 1, dtype=...)``)
+CASTS_INPUT = ("sum", "mean", "prod", "cumsum", "cumprod", "softmax", "log_softmax", "norm",
+               "nansum", "nanmean", "logsumexp")
+
+
 def _accept_pytorch_keywords(name: str, fn: Any) -> Any:
-    """``fn`` accepting PyTorch's keyword names too (``dim=1`` means ``axis=1``); ``fn``
-    itself when it takes none of NumPy's."""
+    """``fn`` accepting PyTorch's keyword names too (``dim=1`` means ``axis=1``, and
+    ``dtype=`` casts the input of a reduction first); ``fn`` itself when it takes none."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return fn
     renames = {t: n for t, n in PYTORCH_KEYWORDS.items() if n in params and t not in params}
-    if not renames:
+    casts = name in CASTS_INPUT and "dtype" not in params
+    if not renames and not casts:
         return fn
 
     @functools.wraps(fn)
     def accepting(*args: Any, **kwargs: Any) -> Any:
+        if casts and "dtype" in kwargs:
+            dtype = kwargs.pop("dtype")
+            if dtype is not None and args:
+                args = (FUNCTIONS["astype"](args[0], dtype), *args[1:])
         if kwargs:
             for torch_name, lucid_name in renames.items():
                 if torch_name in kwargs:
