@@ -93,9 +93,11 @@ class TensorIdioms:
     takes them, and arithmetic on them gives plain arrays) and adds these methods.  The
     in-place ones write into the tensor's own storage and return it, as through PyTorch's
     ``.data``: no version is bumped and no graph records them (do them between training
-    steps, as PyTorch programs do).  NumPy's own methods keep NumPy's meaning; where that
-    meaning differs from PyTorch's for the same call (``max(1)``, ``std()``,
-    ``transpose(0, 1)``), the call raises and names both spellings.
+    steps, as PyTorch programs do).  NumPy's own methods keep NumPy's meaning, except where
+    the same call means something else in PyTorch: ``max(1)`` / ``min(1)`` (values alone, or
+    values and indices) and ``std()`` / ``var()`` (divide by n, or n - 1) raise and name both
+    spellings unless NumPy's keywords (``axis=``, ``ddof=``) say which is meant, and
+    ``transpose(0, 1)`` swaps the two axes, as PyTorch's does.
     """
 
     __slots__ = ()
@@ -190,7 +192,7 @@ class TensorIdioms:
         return self._np_method("transpose", *axes)
 
 
-def _refuse(name: str, arr: Any, call: str, why: str) -> None:
+def _refuse(arr: Any, call: str, why: str) -> None:
     raise TypeError(
         f"{call} on a {type(arr).__name__} (a .data or .grad, which in Lucid is a backend "
         f"array of shape {fmt(tuple(arr.shape))}): {why}"
@@ -199,7 +201,7 @@ def _refuse(name: str, arr: Any, call: str, why: str) -> None:
 
 def _refuse_axis_call(arr: Any, name: str, args: tuple, torch_spelling: str) -> None:
     if args:  # NumPy: values along an axis; PyTorch: (values, indices)
-        _refuse(name, arr, f"{name}{args}",
+        _refuse(arr, f"{name}{args}",
                 f"NumPy gives the values only, PyTorch (values, indices). For values write "
                 f".{name}(axis={args[0]!r}); for both, {torch_spelling}")
 
@@ -207,7 +209,7 @@ def _refuse_axis_call(arr: Any, name: str, args: tuple, torch_spelling: str) -> 
 def _refuse_spread(arr: Any, name: str, args: tuple, kwargs: dict) -> None:
     # NumPy divides by n, PyTorch by n - 1 (Bessel); NumPy's keywords say which is meant
     if "ddof" not in kwargs and "axis" not in kwargs:
-        _refuse(name, arr, f"{name}{args}",
+        _refuse(arr, f"{name}{args}",
                 f"NumPy divides by n, PyTorch by n - 1. Say which: .{name}(ddof=0) (NumPy's) "
                 f"or .{name}(ddof=1) (PyTorch's)")
 
