@@ -95,9 +95,13 @@ class TensorIdioms:
     ``.data``: no version is bumped and no graph records them (do them between training
     steps, as PyTorch programs do).  NumPy's own methods keep NumPy's meaning, except where
     the same call means something else in PyTorch: ``max(1)`` / ``min(1)`` (values alone, or
-    values and indices) and ``std()`` / ``var()`` (divide by n, or n - 1) raise and name both
-    spellings unless NumPy's keywords (``axis=``, ``ddof=``) say which is meant, and
-    ``transpose(0, 1)`` swaps the two axes, as PyTorch's does.
+    values and indices), ``std()`` / ``var()`` (divide by n, or n - 1) and ``repeat(2)``
+    (each element, or the whole) raise and name both spellings unless NumPy's keywords
+    (``axis=``, ``ddof=``) say which is meant, and ``sort()`` (in place, or a new (values,
+    indices)) unless the keywords are NumPy's or PyTorch's; ``transpose(0, 1)`` swaps the two
+    axes and ``view(2, -1)`` / ``flatten(1)`` reshape, as PyTorch's do.  A Tensor method
+    NumPy lacks (``x.data.cpu()``, ``.float()``, ``.clamp(0, 1)``, ``.unsqueeze(0)``) runs on
+    a Tensor holding the array and gives a Tensor, as PyTorch's.
     """
 
     __slots__ = ()
@@ -183,6 +187,50 @@ class TensorIdioms:
         _refuse_spread(self, "var", args, kwargs)
         return self._np_method("var", *args, **kwargs)
 
+    def sort(self, *args: Any, **kwargs: Any) -> Any:
+        """NumPy's keywords (``axis=``, ``kind=``, as ``np.sort`` calls it): NumPy's in-place
+        sort; PyTorch's (``dim=``, ``descending=``): PyTorch's ``(values, indices)``."""
+        if kwargs and not args and set(kwargs) & {"axis", "kind", "order"}:
+            return self._np_method("sort", **kwargs)
+        if kwargs and not args and set(kwargs) <= {"dim", "descending", "stable"}:
+            return self._as_tensor().sort(**kwargs)
+        _refuse(self, f"sort{args}", "NumPy sorts the array in place and returns None, "
+                "PyTorch returns (values, indices) and leaves it as it was: write "
+                "lucid.sort(x) (or x.sort()) for PyTorch's, np.sort(x.data) for a sorted copy")
+
+    def repeat(self, *args: Any, **kwargs: Any) -> Any:
+        if "axis" not in kwargs:  # NumPy: each element repeated; PyTorch: the whole tiled
+            _refuse(self, f"repeat{args}", "NumPy repeats each element, PyTorch tiles the "
+                    "whole array: write lucid.tile(x, reps) for PyTorch's, or NumPy's keyword "
+                    ".repeat(n, axis=0)")
+        return self._np_method("repeat", *args, **kwargs)
+
+    def view(self, *args: Any) -> Any:
+        """``view(2, -1)`` (ints): PyTorch's reshape, as a Tensor; ``view(dtype)``: NumPy's."""
+        shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        if shape and all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+                         for n in shape):
+            return self._as_tensor().reshape(tuple(shape))
+        return self._np_method("view", *args)
+
+    def flatten(self, *args: Any, **kwargs: Any) -> Any:
+        """``flatten(1)`` (PyTorch's start_dim), as a Tensor; ``flatten()`` / ``flatten("F")``
+        are NumPy's."""
+        if args and isinstance(args[0], (int, np.integer)) or "start_dim" in kwargs:
+            return self._as_tensor().flatten(*args, **kwargs)
+        return self._np_method("flatten", *args, **kwargs)
+
+    def _as_tensor(self) -> Tensor:
+        """A Tensor holding this array itself (no copy; not in any graph)."""
+        return Tensor._wrap(self._plain(), self._device)
+
+    def __getattr__(self, name: str) -> Any:
+        # A Tensor method NumPy (or MLX) lacks -- x.data.cpu(), .float(), .clamp(0, 1),
+        # .unsqueeze(0), .eq(y) -- is the Tensor's, run on a Tensor holding this array.
+        if name.startswith("_") or not hasattr(Tensor, name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self._as_tensor(), name)
+
     def transpose(self, *axes: Any) -> Any:
         """Two ints swap those two axes (PyTorch's ``x.transpose(0, 1)``).  NumPy would read
         them as a permutation, which agrees on ``(1, 0)`` of a matrix, means nothing on
@@ -194,8 +242,8 @@ class TensorIdioms:
 
 def _refuse(arr: Any, call: str, why: str) -> None:
     raise TypeError(
-        f"{call} on a {type(arr).__name__} (a .data or .grad, which in Lucid is a backend "
-        f"array of shape {fmt(tuple(arr.shape))}): {why}"
+        f"{call} on x.data or x.grad, which in Lucid is a backend array ({type(arr).__name__} "
+        f"of shape {fmt(tuple(arr.shape))}) with PyTorch's tensor methods added: {why}"
     )
 
 
@@ -228,21 +276,21 @@ class InPlaceArray(TensorIdioms, np.ndarray):
         # results of NumPy's functions are plain arrays: only .grad / .data carry the methods
         if return_scalar:
             return array[()]
-        return array.view(np.ndarray) if isinstance(array, InPlaceArray) else array
+        return np.ndarray.view(array, np.ndarray) if isinstance(array, InPlaceArray) else array
 
     def __repr__(self) -> str:
-        return repr(self.view(np.ndarray))
+        return repr(self._np())
 
     def _np(self) -> np.ndarray:
-        return self.view(np.ndarray)
+        return np.ndarray.view(self, np.ndarray)  # (not self.view: ours reshapes)
 
     _plain = _np
 
     def _np_method(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        return getattr(np.ndarray, name)(self.view(np.ndarray), *args, **kwargs)
+        return getattr(np.ndarray, name)(self._np(), *args, **kwargs)
 
     def _put(self, values: Any) -> InPlaceArray:
-        self.view(np.ndarray)[...] = values  # the tensor's memory (this is a view of it)
+        self._np()[...] = values  # the tensor's memory (this is a view of it)
         return self
 
 
@@ -278,7 +326,10 @@ def _make_mlx_class() -> type:
             return np.array(self._raw)
 
         def _np_method(self, name: str, *args: Any, **kwargs: Any) -> Any:
-            return getattr(mx.array, name)(self._raw, *args, **kwargs)
+            method = getattr(mx.array, name, None)  # MLX has some as functions only
+            if method is None:
+                return getattr(mx, name)(self._raw, *args, **kwargs)
+            return method(self._raw, *args, **kwargs)
 
         def _put(self, values: Any) -> Any:
             if not isinstance(values, mx.array):
@@ -501,7 +552,7 @@ class Tensor:
         """The values as a NumPy array (shares memory on "cpu"; a copy from "gpu")."""
         arr = get_backend(self.device).to_numpy(self._data)
         if type(arr) is InPlaceArray:  # a parameter's data: hand out the plain array
-            arr = arr.view(np.ndarray)
+            arr = np.ndarray.view(arr, np.ndarray)
         if self._dtype is not None:  # stored narrower than it reports (Float64 on an MLX GPU)
             arr = arr.astype(self._dtype.cpu)
         return arr

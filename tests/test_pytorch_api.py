@@ -941,6 +941,31 @@ def test_numpy_methods_that_pytorch_spells_alike_refuse_or_follow_pytorch(device
     assert float(x.data.max()) == 6.0 and list(np.array(x.data.max(axis=1))) == [5.0, 6.0]
     np.testing.assert_allclose(float(x.data.std(ddof=1)), ref.std(ddof=1), rtol=1e-6)
     np.testing.assert_array_equal(np.array(x.data.transpose(0, 1)), ref.T)  # PyTorch's swap
+    with pytest.raises(TypeError, match=r"repeat\(2, 1\).*lucid\.tile.*axis=0"):
+        x.data.repeat(2, 1)
+    with pytest.raises(TypeError, match=r"sort\(\).*in place.*\(values, indices\)"):
+        x.data.sort()
+    np.testing.assert_array_equal(np.array(x.data.repeat(2, axis=0)), ref.repeat(2, axis=0))
+    np.testing.assert_array_equal(np.sort(x.data), np.sort(ref))  # NumPy's functions work
+    assert x.data.sort(dim=1, descending=True).indices.tolist() == [[1, 2, 0], [2, 0, 1]]
+    np.testing.assert_array_equal(np.array(np.nonzero(x.data > 2)), np.nonzero(ref > 2))
+    assert _f64(x).tolist() == ref.tolist()  # none of these changed x
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tensor_methods_numpy_lacks_run_on_the_data_as_a_tensor(device):
+    ref = np.array([[1.0, -2.0], [3.0, 4.0]])
+    x = lucid.tensor(ref, device=device)
+    out = x.data.cpu()  # the old idiom loss.data.cpu().numpy()
+    assert isinstance(out, lucid.Tensor) and out.device == "cpu"
+    np.testing.assert_array_equal(out.numpy(), ref)
+    assert x.data.float().dtype == lucid.float32 and x.data.long().tolist() == [[1, -2], [3, 4]]
+    np.testing.assert_array_equal(_f64(x.data.clamp(0, 1)), np.clip(ref, 0, 1))
+    assert x.data.unsqueeze(0).shape == (1, 2, 2) and x.data.view(-1).shape == (4,)
+    assert x.data.view(4, 1).device == device and x.data.flatten(0).shape == (4,)
+    assert x.data.eq(x).all().item() is True
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        x.data.nothing  # noqa: B018
 
 
 def test_backward_takes_pytorchs_gradient_keyword():
