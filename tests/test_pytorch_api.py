@@ -1083,3 +1083,20 @@ def test_squeeze_of_an_axis_that_is_not_one_raises_and_names_pytorchs_meaning():
                                          r"tensor back unchanged.*if x.shape\[d\] == 1 else x"):
         x.squeeze(1)
     assert x[None].squeeze(0).shape == (2, 3) and lucid.zeros(2, 1).squeeze(-1).shape == (2,)
+
+
+def test_clamp_takes_tensor_bounds_as_pytorch():
+    a = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+    lo, hi = a[::-1].copy(), np.full((2, 3), 2.5)
+    x = t(a, requires_grad=True)
+    out = lucid.clamp(x, min=t(lo), max=t(hi))
+    np.testing.assert_array_equal(out.numpy(), np.minimum(np.maximum(a, lo), hi))
+    out.sum().backward()  # 1 where x is inside its bounds, 0 where clamped
+    np.testing.assert_array_equal(x.grad, ((a > lo) & (a < hi)).astype(float))
+    np.testing.assert_array_equal(t(a).clamp(min=t(lo)).numpy(), np.maximum(a, lo))
+
+
+def test_unique_takes_pytorchs_sorted_argument():
+    values, counts = lucid.unique(t([3.0, 1.0, 3.0, 2.0]), sorted=True, return_counts=True)
+    assert values.tolist() == [1.0, 2.0, 3.0] and counts.tolist() == [1, 1, 2]
+    assert lucid.unique(t([2.0, 1.0, 2.0]), True).tolist() == [1.0, 2.0]  # PyTorch's order

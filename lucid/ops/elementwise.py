@@ -20,6 +20,7 @@ from typing import Any
 from lucid.backends.numpy_erf import erf as numpy_erf
 from lucid.ops.base import FUNCTIONS, Op, apply, public
 from lucid.shapes import broadcast_shape
+from lucid.tensor import Tensor
 from lucid.types import as_numeric, to_numeric_type
 
 # --------------------------------------------------------------------------------------------
@@ -395,6 +396,16 @@ class Clamp(Clip):
 
     def __init__(self, min: float | None = None, max: float | None = None) -> None:  # noqa: A002
         super().__init__(min, max)
+
+    @classmethod
+    def call(cls, x: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+        """Number bounds make one Clamp op; tensor bounds (PyTorch's ``clamp(x, min=lo)``
+        with ``lo`` a tensor, elementwise) are ``maximum(x, lo)`` then ``minimum(., hi)``,
+        whose gradients they inherit."""
+        if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
+            return apply(cls(min, max), x)
+        out = x if min is None else apply(Maximum(), x, min)
+        return out if max is None else apply(Minimum(), out, max)
 
 
 class _Piecewise(Elementwise):

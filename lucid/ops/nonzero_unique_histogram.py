@@ -108,8 +108,9 @@ class Unique(_Counting):
         self.axis = axis
 
     @classmethod
-    def call(cls, x: Any, return_inverse: bool = False, return_counts: bool = False,
-             axis: int | None = None) -> Any:
+    def call(cls, x: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+             return_counts: bool = False, axis: int | None = None) -> Any:
+        """The values come sorted whatever ``sorted`` says (PyTorch allows either order)."""
         op = cls(return_inverse, return_counts, axis)
         out = apply(op, x)
         if not (return_inverse or return_counts):
