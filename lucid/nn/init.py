@@ -113,7 +113,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def _fill(fn: str, tensor: Tensor, values: Tensor) -> Tensor:
     """Write ``values`` into ``tensor`` in place (its dtype and device kept); returns it."""
     with no_grad():
-        tensor.data = values.data
+        tensor._data = values._data
         tensor._dtype = values._dtype
         tensor._version += 1
     return tensor
