@@ -2,11 +2,14 @@
 
 A Tensor is three things at once:
 
-* **data** -- the values, a backend array (``np.ndarray`` on "cpu", ``mx.array`` on "gpu");
+* **data** -- the values, a backend array (``np.ndarray`` on "cpu", ``mx.array`` on "gpu"),
+  kept in the slot ``_data`` that the engine reads; ``x.data`` hands it out with PyTorch's
+  tensor methods added (:class:`TensorIdioms`: ``p.data.add_(g, alpha=-lr)``, ``y.data.norm()``);
 * **graph metadata** -- ``_op`` (the operation object that produced it; its class name is the
   op's display name) and ``_prev`` (the input tensors of that op).  Leaves have neither;
 * **gradient state** -- ``requires_grad``, ``keep_grad`` and ``grad`` (a backend array of the
-  tensor's shape, or None).
+  tensor's shape with the same methods -- ``p.grad.zero_()`` -- or None);
+* **device** -- a :class:`lucid.device`, which is also the string "cpu" or "gpu".
 
 Arithmetic, comparison and indexing methods are attached by :mod:`lucid.ops` (the op layer sits
 above this module; imports flow one way).
@@ -94,8 +97,9 @@ class TensorIdioms:
     in-place ones write into the tensor's own storage and return it, as through PyTorch's
     ``.data``: no version is bumped and no graph records them (do them between training
     steps, as PyTorch programs do).  NumPy's own methods keep NumPy's meaning, except where
-    the same call means something else in PyTorch: ``max(1)`` / ``min(1)`` (values alone, or
-    values and indices), ``std()`` / ``var()`` (divide by n, or n - 1) and ``repeat(2)``
+    the same call means something else in PyTorch: ``max(1)`` / ``min(1)`` give PyTorch's
+    ``(values, indices)``, as a Tensor's do (``max(axis=1)`` NumPy's values); ``std()`` /
+    ``var()`` (divide by n, or n - 1) and ``repeat(2)``
     (each element, or the whole) raise and name both spellings unless NumPy's keywords
     (``axis=``, ``ddof=``) say which is meant, and ``sort()`` (in place, or a new (values,
     indices)) unless the keywords are NumPy's or PyTorch's; ``transpose(0, 1)`` swaps the two
@@ -172,11 +176,17 @@ class TensorIdioms:
 
     # -- NumPy methods whose PyTorch call means something else ----------------------------
     def max(self, *args: Any, **kwargs: Any) -> Any:
-        _refuse_axis_call(self, "max", args, "lucid.max(x, dim) gives (values, indices)")
+        """``max(1)`` / ``max(dim=1)``: PyTorch's ``(values, indices)`` (the classic
+        ``output.data.max(1)[1]``), as ``x.max(1)`` of a Tensor; ``max()`` and NumPy's
+        ``max(axis=1)``: NumPy's values."""
+        if _pytorch_extremum_call(args, kwargs):
+            return self._as_tensor().max(*args, **kwargs)
         return self._np_method("max", *args, **kwargs)
 
     def min(self, *args: Any, **kwargs: Any) -> Any:
-        _refuse_axis_call(self, "min", args, "lucid.min(x, dim) gives (values, indices)")
+        """As :meth:`max`."""
+        if _pytorch_extremum_call(args, kwargs):
+            return self._as_tensor().min(*args, **kwargs)
         return self._np_method("min", *args, **kwargs)
 
     def std(self, *args: Any, **kwargs: Any) -> Any:
@@ -247,11 +257,11 @@ def _refuse(arr: Any, call: str, why: str) -> None:
     )
 
 
-def _refuse_axis_call(arr: Any, name: str, args: tuple, torch_spelling: str) -> None:
-    if args:  # NumPy: values along an axis; PyTorch: (values, indices)
-        _refuse(arr, f"{name}{args}",
-                f"NumPy gives the values only, PyTorch (values, indices). For values write "
-                f".{name}(axis={args[0]!r}); for both, {torch_spelling}")
+def _pytorch_extremum_call(args: tuple, kwargs: dict) -> bool:
+    """``max(1)``, ``max(1, keepdim=True)``, ``max(dim=1)``: the call as PyTorch spells it
+    (NumPy's own calls name ``axis=``, as ``np.max(a, 1)`` does when it calls the method)."""
+    return bool(args and isinstance(args[0], (int, np.integer)) or "dim" in kwargs
+                or "keepdim" in kwargs)
 
 
 def _refuse_spread(arr: Any, name: str, args: tuple, kwargs: dict) -> None:

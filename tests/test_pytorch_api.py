@@ -928,10 +928,14 @@ def test_parameter_data_idioms_on_both_devices(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_numpy_methods_that_pytorch_spells_alike_refuse_or_follow_pytorch(device):
     x = lucid.tensor([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]], device=device)
-    with pytest.raises(TypeError, match=r"max\(1,\).*values only.*axis=1.*lucid\.max"):
-        x.data.max(1)
-    with pytest.raises(TypeError, match=r"min\(0,\).*lucid\.min"):
-        x.data.min(0)
+    values, indices = x.data.max(1)  # PyTorch's (values, indices), as x.max(1)
+    assert values.tolist() == [5.0, 6.0] and indices.tolist() == [1, 2]
+    assert x.data.max(1)[1].tolist() == [1, 2]  # the classic output.data.max(1)[1]
+    assert x.data.min(dim=0).indices.tolist() == [0, 1, 0]
+    assert x.data.max(1, keepdim=True).values.shape == (2, 1)
+    np.testing.assert_array_equal(np.array(x.data.max(axis=1)), [5.0, 6.0])  # NumPy's keyword
+    if device == "cpu":  # NumPy's functions call the method with NumPy's keywords
+        np.testing.assert_array_equal(np.max(x.data, 1), [5.0, 6.0])
     with pytest.raises(TypeError, match=r"std\(\).*ddof=1"):
         x.data.std()
     with pytest.raises(TypeError, match=r"var\(0,\).*ddof=0"):
