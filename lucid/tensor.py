@@ -96,16 +96,21 @@ class TensorIdioms:
     takes them, and arithmetic on them gives plain arrays) and adds these methods.  The
     in-place ones write into the tensor's own storage and return it, as through PyTorch's
     ``.data``: no version is bumped and no graph records them (do them between training
-    steps, as PyTorch programs do).  NumPy's own methods keep NumPy's meaning, except where
-    the same call means something else in PyTorch: ``max(1)`` / ``min(1)`` give PyTorch's
-    ``(values, indices)``, as a Tensor's do (``max(axis=1)`` NumPy's values); ``std()`` /
-    ``var()`` (divide by n, or n - 1) and ``repeat(2)``
-    (each element, or the whole) raise and name both spellings unless NumPy's keywords
-    (``axis=``, ``ddof=``) say which is meant, and ``sort()`` (in place, or a new (values,
-    indices)) unless the keywords are NumPy's or PyTorch's; ``transpose(0, 1)`` swaps the two
-    axes and ``view(2, -1)`` / ``flatten(1)`` reshape, as PyTorch's do.  A Tensor method
-    NumPy lacks (``x.data.cpu()``, ``.float()``, ``.clamp(0, 1)``, ``.unsqueeze(0)``) runs on
-    a Tensor holding the array and gives a Tensor, as PyTorch's.
+    steps, as PyTorch programs do).
+
+    NumPy's own methods keep NumPy's meaning, except where one call means two things:
+
+    * ``max(1)`` / ``min(1)``: PyTorch's ``(values, indices)``, as a Tensor's
+      (``max(axis=1)`` is NumPy's values);
+    * ``std()`` / ``var()`` (divide by n, or n - 1), ``repeat(2)`` (each element, or the
+      whole) and ``sort()`` (in place, or a new ``(values, indices)``) raise and name both
+      spellings, unless NumPy's keywords (``axis=``, ``ddof=``, ``kind=``) or PyTorch's
+      (``dim=``, ``descending=``) say which is meant;
+    * ``transpose(0, 1)`` swaps the two axes, and ``view(2, -1)`` / ``flatten(1)`` reshape,
+      as PyTorch's do.
+
+    A Tensor method NumPy lacks (``x.data.cpu()``, ``.float()``, ``.clamp(0, 1)``,
+    ``.unsqueeze(0)``) runs on a Tensor holding the array and gives a Tensor, as PyTorch's.
     """
 
     __slots__ = ()
