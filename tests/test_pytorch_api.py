@@ -1104,3 +1104,16 @@ def test_unique_takes_pytorchs_sorted_argument():
     values, counts = lucid.unique(t([3.0, 1.0, 3.0, 2.0]), sorted=True, return_counts=True)
     assert values.tolist() == [1.0, 2.0, 3.0] and counts.tolist() == [1, 1, 2]
     assert lucid.unique(t([2.0, 1.0, 2.0]), True).tolist() == [1.0, 2.0]  # PyTorch's order
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_add_takes_pytorchs_old_order_a_number_then_the_tensor(device):
+    # older PyTorch examples: p.data.add_(-lr, p.grad.data); PyTorch 2 still takes it
+    g = np.array([1.0, -2.0, 4.0])
+    x = lucid.zeros(3, device=device)
+    x.add_(-0.5, lucid.tensor(g, device=device))
+    np.testing.assert_array_equal(_f64(x), -0.5 * g)
+    x.data.add_(-0.5, lucid.tensor(g, device=device))
+    np.testing.assert_array_equal(_f64(x), -1.0 * g)
+    x.sub_(0.25, lucid.tensor(g, device=device))
+    np.testing.assert_array_equal(_f64(x), -1.25 * g)

@@ -110,7 +110,11 @@ def _binary(name: str, op: Any, x: Any, other: Any) -> Tensor:
 
 
 def _scaled(other: Any, alpha: Any) -> Any:
-    return other if alpha == 1 else apply(elementwise.Mul(), other, alpha)
+    """alpha * other.  PyTorch still takes its old order ``x.add_(-lr, grad)`` (a number, then
+    the tensor; older examples write it), which gives the same product."""
+    if isinstance(alpha, (int, float)) and alpha == 1:
+        return other
+    return apply(elementwise.Mul(), other, alpha)
 
 
 @public(method=True, function=False)
