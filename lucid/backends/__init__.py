@@ -35,7 +35,7 @@ def _load_gpu() -> Backend | None:
     except ImportError:
         return None
     backend = MLXBackend()
-    BACKENDS["gpu"] = backend
+    BACKENDS[TENSOR_DEVICES["gpu"]] = backend
     BY_XP[backend.xp] = backend
     return backend
 
@@ -132,6 +132,10 @@ def _lucid_name(device: str) -> str:
 
 #: each tensor's ``device``: one object per device (the ops compare and look them up often)
 TENSOR_DEVICES = {d: d for d in (device("cpu"), device("gpu", 0))}
+
+# The registry keyed by those same objects: the op path looks a backend up by a tensor's
+# device many times per op, and a key that is the very object matches without comparing.
+BACKENDS[TENSOR_DEVICES["cpu"]] = BACKENDS.pop("cpu")
 
 
 def get_backend(device: str) -> Backend:
