@@ -183,7 +183,7 @@ def test_batchnorm_training_forward_leaves_no_buffer_lazy():
     for _ in range(3):
         bn(x)
     for name, buffer in bn.named_buffers():
-        assert _pending_ops(buffer.data) == 0, f"{name} is a lazy MLX expression"
+        assert _pending_ops(buffer._data) == 0, f"{name} is a lazy MLX expression"
     assert bn.num_batches_tracked.item() == 3
 
 

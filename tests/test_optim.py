@@ -760,7 +760,7 @@ def test_model_moved_after_steps_carries_its_state_along():
     model.to("gpu")
     _steps(opt, [model.p], [lucid.Tensor(g, device="gpu").data for g in grads[3:]])
     state = opt.state[model.p]
-    assert all(isinstance(v, type(model.p.data)) for k, v in state.items() if k != "step")
+    assert all(isinstance(v, type(model.p._data)) for k, v in state.items() if k != "step")
     want = ref_rmsprop(x0.astype(np.float64), [g.astype(np.float64) for g in grads], 0.01,
                        momentum=0.5)[-1]
     np.testing.assert_allclose(model.p.numpy(), want, rtol=1e-5, atol=1e-6)
@@ -782,7 +782,7 @@ def test_gpu_step_evaluates_params_and_state(monkeypatch):
     assert len(seen) == 1  # once per step, for everything together
     (args,) = seen
     ids = {id(a) for a in args}
-    assert id(p.data) in ids and id(p.grad) in ids  # the new value, computed before commit
+    assert id(p._data) in ids and id(p.grad) in ids  # the new value, computed before commit
     assert id(cpu_p.data) not in ids and not any(isinstance(a, np.ndarray) for a in args)
     for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
         assert id(opt.state[p][key]) in ids

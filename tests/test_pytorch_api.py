@@ -7,6 +7,8 @@ The four calls where Lucid 2.x (NumPy) and PyTorch disagree each have a decision
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -364,7 +366,7 @@ def test_requires_grad_and_detach_in_place():
 def test_clone_is_a_copy_in_the_graph():
     x = t(X, requires_grad=True)
     c = x.clone()
-    assert c is not x and c.data is not x.data
+    assert c is not x and not np.shares_memory(c.data, x.data)
     (c * 3).sum().backward()
     np.testing.assert_array_equal(x.grad, np.full_like(X, 3.0))
 
@@ -424,6 +426,27 @@ def test_device_aliases():
     assert lucid.zeros(2, device="cpu:0").device == "cpu"
     with pytest.raises(ValueError, match=r"Unknown device 'tpu'.*'cuda'"):
         lucid.device("tpu")
+
+
+def test_a_tensors_device_reads_as_pytorchs_and_as_lucids_string():
+    x = lucid.zeros(2)
+    assert x.device.type == "cpu" and x.device.index is None and str(x.device) == "cpu"
+    assert x.device == "cpu" and x.device != "gpu" and x.device != "cuda"
+    assert x.device == lucid.device("cpu") and isinstance(x.device, lucid.device)
+    assert isinstance(x.device, str) and repr(x.device) == "'cpu'"  # messages stay as they were
+    assert {"cpu": 1}[x.device] == 1 and (x * 2).device.type == "cpu"
+    assert x.detach().device.type == "cpu" and x.sum().device.index is None
+
+
+def test_a_gpu_tensors_device_equals_pytorchs_names_for_it():
+    pytest.importorskip("mlx.core")
+    for g in (lucid.zeros(2, device="gpu"), lucid.zeros(2).to("cuda"), lucid.ones(1).cuda() * 2,
+              nn.Linear(2, 1).to(lucid.device("cuda")).weight):
+        d = g.device
+        assert d.type == "gpu" and d.index == 0 and str(d) == "gpu" and repr(d) == "'gpu'"
+        assert d == "gpu" and d == "cuda" and d == "cuda:0" and d == "mps" and d != "cpu"
+        assert not (d != "cuda") and d == lucid.device("cuda") and {"gpu": 1}[d] == 1
+        assert g.to(d).device is d and lucid.ones(1, device=d).device == "gpu"
 
 
 def test_availability_answers_for_the_gpu_device():
@@ -649,7 +672,7 @@ def test_init_fills_a_parameters_data_in_place():
     weight = conv.weight
     lucid.manual_seed(0)
     out = nn.init.normal_(conv.weight.data, 1.0, 0.02)
-    assert out is conv.weight.data and conv.weight is weight
+    assert np.shares_memory(out, conv.weight.numpy()) and conv.weight is weight
     lucid.manual_seed(0)
     want = nn.init.normal_(twin.weight, 1.0, 0.02).numpy()
     np.testing.assert_array_equal(conv.weight.numpy(), want)
@@ -784,7 +807,169 @@ def test_numpy_results_of_grad_and_data_are_plain_arrays():
     w, g = m.weight.data, m.weight.grad
     for out in (w * 2, g + 1, np.ones((1, 2), np.float32) @ w, np.sum(g, axis=0)):
         assert not hasattr(out, "zero_"), type(out)
-    assert type(m(lucid.ones(1, 3, dtype=lucid.float32)).data) is np.ndarray
+    y = m(lucid.ones(1, 3, dtype=lucid.float32))
+    assert type(y._data) is np.ndarray  # the engine keeps plain arrays; .data views them
+    assert isinstance(y.data, np.ndarray) and np.shares_memory(y.data, y._data)
+
+
+# --------------------------------------------------------------------------------------------
+# .data and .grad on every tensor and both devices: PyTorch's idioms, NumPy float64 references
+
+DEVICES = ["cpu", pytest.param("gpu", marks=[
+    pytest.mark.filterwarnings("ignore"),  # MLX on a CPU says so once
+    pytest.mark.skipif(importlib.util.find_spec("mlx") is None, reason="MLX not installed")])]
+
+
+def _f64(x):
+    return np.asarray(x.numpy() if isinstance(x, lucid.Tensor) else x, dtype=np.float64)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_of_any_tensor_takes_pytorchs_in_place_idioms(device):
+    ref = np.array([[1.0, -2.0], [3.0, 0.5]])
+    y = lucid.tensor(ref, device=device) * 2  # a tensor an op made, not a parameter
+    np.testing.assert_allclose(y.data.norm().item(), np.linalg.norm(2 * ref))
+    assert y.data.norm().device == device and y.data.norm(1).item() == 13.0
+    y.data.add_(lucid.ones(2, 2, device=device), alpha=3)
+    np.testing.assert_allclose(_f64(y), 2 * ref + 3)
+    y.data.mul_(0.5).sub_(1)
+    np.testing.assert_allclose(_f64(y), (2 * ref + 3) / 2 - 1)
+    y.data.div_(2.0)
+    np.testing.assert_allclose(_f64(y), ((2 * ref + 3) / 2 - 1) / 2)
+    y.data.clamp_(min=-0.25, max=0.5)
+    np.testing.assert_allclose(_f64(y), np.clip(((2 * ref + 3) / 2 - 1) / 2, -0.25, 0.5))
+    y.data.copy_(ref[::-1])  # a NumPy source
+    np.testing.assert_array_equal(_f64(y), ref[::-1])
+    y.data.copy_(lucid.tensor(ref, device=device))  # a Tensor source
+    np.testing.assert_array_equal(_f64(y), ref)
+    y.data.fill_(7)
+    np.testing.assert_array_equal(_f64(y), np.full((2, 2), 7.0))
+    y.data.zero_()
+    np.testing.assert_array_equal(_f64(y), np.zeros((2, 2)))
+    assert y.dtype == lucid.float64 and y.device == device
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_random_fills_follow_lucids_seed_on_both_devices(device):
+    x = lucid.zeros(4, 5, device=device)
+    lucid.manual_seed(3)
+    x.data.normal_(1.0, 0.5)
+    first = _f64(x)
+    lucid.manual_seed(3)
+    want = 1.0 + 0.5 * np.random.default_rng(3).standard_normal((4, 5))
+    x.data.normal_(1.0, 0.5)
+    np.testing.assert_array_equal(_f64(x), first)
+    assert abs(first.mean() - 1.0) < 0.5 and first.shape == want.shape
+    x.data.uniform_(-0.1, 0.1)
+    assert np.all(np.abs(_f64(x)) <= 0.1) and x.device == device
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_grad_takes_pytorchs_in_place_idioms_on_both_devices(device):
+    w = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True, device=device)
+    (w * w).sum().backward()
+    np.testing.assert_allclose(w.grad.norm().item(), np.linalg.norm([2.0, 4.0, 6.0]))
+    assert w.grad.size() == (3,) and w.grad.numel() == 3 and w.grad.dim() == 1
+    assert w.grad.data is w.grad
+    w.grad.data.mul_(0.5)
+    np.testing.assert_array_equal(_f64(w.grad.clone()), [1.0, 2.0, 3.0])
+    w.grad.zero_()
+    (w * w).sum().backward()  # accumulates into the zeroed gradient, as PyTorch does
+    np.testing.assert_array_equal(np.array(w.grad), [2.0, 4.0, 6.0])
+    with lucid.no_grad():
+        w.data.add_(w.grad, alpha=-0.5)  # the word-language-model example's update
+    np.testing.assert_array_equal(_f64(w), [0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_changes_are_not_recorded_and_leave_gradients_alone(device):
+    # PyTorch: .data is detached; writing through it is invisible to autograd
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
+    y = (x * 3).sum()
+    version = x._version
+    x.data.mul_(10)
+    assert x._version == version and x.requires_grad
+    y.backward()
+    np.testing.assert_array_equal(np.array(x.grad), [3.0, 3.0])
+    np.testing.assert_array_equal(_f64(x), [10.0, 20.0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_assignment_and_item_writes_reach_the_tensor(device):
+    x = lucid.zeros(3, device=device)
+    x.data = lucid.tensor([1.0, 2.0, 3.0], device=device)  # PyTorch's x.data = other
+    np.testing.assert_array_equal(_f64(x), [1.0, 2.0, 3.0])
+    x.data[1] = 9.0
+    np.testing.assert_array_equal(_f64(x), [1.0, 9.0, 3.0])
+    x.data -= 1.0  # NumPy's in-place operator on the array
+    np.testing.assert_array_equal(_f64(x), [0.0, 8.0, 2.0])
+    other = "gpu" if device == "cpu" else "cpu"
+    with pytest.raises(RuntimeError, match=rf"x is on '{device}' and y on '{other}'.*\.to"):
+        x.data = lucid.zeros(3, device=other)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_parameter_data_idioms_on_both_devices(device):
+    m = nn.Linear(3, 2).to(device)
+    m.weight.data.fill_(0.5)
+    m.bias.data.zero_()
+    x_np = np.array([[1.0, 2.0, 3.0]], np.float32)
+    m(lucid.tensor(x_np, device=device)).sum().backward()
+    for p in m.parameters():
+        p.data.add_(p.grad, alpha=-0.1)
+        p.grad.zero_()
+    np.testing.assert_allclose(_f64(m.weight), 0.5 - 0.1 * np.repeat(x_np, 2, 0), rtol=1e-6)
+    np.testing.assert_allclose(_f64(m.bias), [-0.1, -0.1], rtol=1e-6)
+    assert all(np.all(np.array(p.grad) == 0) for p in m.parameters())
+    nn.init.normal_(m.weight.data, 0.0, 0.02)  # DCGAN's weights_init through .data
+    assert m.weight.device == device and m.weight.dtype == lucid.float32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_numpy_methods_that_pytorch_spells_alike_refuse_or_follow_pytorch(device):
+    x = lucid.tensor([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]], device=device)
+    values, indices = x.data.max(1)  # PyTorch's (values, indices), as x.max(1)
+    assert values.tolist() == [5.0, 6.0] and indices.tolist() == [1, 2]
+    assert x.data.max(1)[1].tolist() == [1, 2]  # the classic output.data.max(1)[1]
+    assert x.data.min(dim=0).indices.tolist() == [0, 1, 0]
+    assert x.data.max(1, keepdim=True).values.shape == (2, 1)
+    np.testing.assert_array_equal(np.array(x.data.max(axis=1)), [5.0, 6.0])  # NumPy's keyword
+    if device == "cpu":  # NumPy's functions call the method with NumPy's keywords
+        np.testing.assert_array_equal(np.max(x.data, 1), [5.0, 6.0])
+    with pytest.raises(TypeError, match=r"std\(\).*ddof=1"):
+        x.data.std()
+    with pytest.raises(TypeError, match=r"var\(0,\).*ddof=0"):
+        x.data.var(0)
+    np.testing.assert_allclose(np.array(x.data.var(axis=0)), [2.25, 2.25, 2.25])  # NumPy's
+    ref = np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])
+    assert float(x.data.max()) == 6.0 and list(np.array(x.data.max(axis=1))) == [5.0, 6.0]
+    np.testing.assert_allclose(float(x.data.std(ddof=1)), ref.std(ddof=1), rtol=1e-6)
+    np.testing.assert_array_equal(np.array(x.data.transpose(0, 1)), ref.T)  # PyTorch's swap
+    with pytest.raises(TypeError, match=r"repeat\(2, 1\).*lucid\.tile.*axis=0"):
+        x.data.repeat(2, 1)
+    with pytest.raises(TypeError, match=r"sort\(\).*in place.*\(values, indices\)"):
+        x.data.sort()
+    np.testing.assert_array_equal(np.array(x.data.repeat(2, axis=0)), ref.repeat(2, axis=0))
+    np.testing.assert_array_equal(np.sort(x.data), np.sort(ref))  # NumPy's functions work
+    assert x.data.sort(dim=1, descending=True).indices.tolist() == [[1, 2, 0], [2, 0, 1]]
+    np.testing.assert_array_equal(np.array(np.nonzero(x.data > 2)), np.nonzero(ref > 2))
+    assert _f64(x).tolist() == ref.tolist()  # none of these changed x
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tensor_methods_numpy_lacks_run_on_the_data_as_a_tensor(device):
+    ref = np.array([[1.0, -2.0], [3.0, 4.0]])
+    x = lucid.tensor(ref, device=device)
+    out = x.data.cpu()  # the old idiom loss.data.cpu().numpy()
+    assert isinstance(out, lucid.Tensor) and out.device == "cpu"
+    np.testing.assert_array_equal(out.numpy(), ref)
+    assert x.data.float().dtype == lucid.float32 and x.data.long().tolist() == [[1, -2], [3, 4]]
+    np.testing.assert_array_equal(_f64(x.data.clamp(0, 1)), np.clip(ref, 0, 1))
+    assert x.data.unsqueeze(0).shape == (1, 2, 2) and x.data.view(-1).shape == (4,)
+    assert x.data.view(4, 1).device == device and x.data.flatten(0).shape == (4,)
+    assert x.data.eq(x).all().item() is True
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        x.data.nothing  # noqa: B018
 
 
 def test_backward_takes_pytorchs_gradient_keyword():
@@ -798,12 +983,18 @@ def test_backward_takes_pytorchs_gradient_keyword():
         (a * 2).backward(t([1.0, 1.0]), gradient=t([1.0, 1.0]))
 
 
-def test_equal_is_elementwise_and_its_truth_value_names_pytorchs_meaning():
-    a, b = t([1.0, 2.0]), t([1.0, 2.0])
-    assert lucid.equal(a, b).tolist() == [True, True]
-    with pytest.raises(ValueError, match=r"torch.equal\(a, b\) is lucid.allclose\(a, b, rtol=0"):
-        assert lucid.equal(a, b)
-    assert lucid.allclose(a, b, rtol=0, atol=0)
+@pytest.mark.parametrize("device", DEVICES)
+def test_equal_is_pytorchs_one_bool_and_eq_is_elementwise(device):
+    a = lucid.tensor([1.0, 2.0], device=device)
+    assert lucid.equal(a, lucid.tensor([1.0, 2.0], device=device)) is True
+    assert a.equal(lucid.tensor([1.0, 3.0], device=device)) is False
+    assert lucid.equal(a, lucid.tensor([[1.0, 2.0]], device=device)) is False  # shapes differ
+    assert lucid.equal(lucid.tensor([np.nan]), lucid.tensor([np.nan])) is False
+    assert lucid.eq(a, lucid.tensor([1.0, 3.0], device=device)).tolist() == [True, False]
+    assert a.eq(lucid.tensor([1.0, 3.0], device=device)).tolist() == [True, False]
+    assert (a == lucid.tensor([0.0, 2.0], device=device)).tolist() == [False, True]
+    with pytest.raises(ValueError, match=r"lucid.equal\(a, b\) is one bool"):
+        assert a == a
 
 
 def test_optimizer_takes_frozen_parameters_and_skips_them():
@@ -838,3 +1029,91 @@ def test_samplers_take_a_generator():
         lucid.randn(5)  # the module's stream is a different one
     for a, b in zip(*draws):
         np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------------------------
+# the sweep of common spellings: each behaves as PyTorch's, or raises naming Lucid's
+
+
+def test_where_with_a_condition_alone_gives_the_indices_as_pytorch():
+    a = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+    rows, cols = lucid.where(t(a) > 1)
+    want = np.nonzero(a > 1)
+    assert rows.tolist() == want[0].tolist() and cols.tolist() == want[1].tolist()
+    np.testing.assert_array_equal(lucid.where(t(a) > 1, t(a), 0.0).numpy(), np.where(a > 1, a, 0))
+    with pytest.raises(TypeError, match=r"where\(cond, a, b\) takes both a and b"):
+        lucid.where(t(a) > 1, t(a))
+
+
+def test_norm_is_a_function_too():
+    a = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+    np.testing.assert_allclose(lucid.norm(t(a), dim=1).numpy(), np.linalg.norm(a, axis=1))
+    np.testing.assert_allclose(lucid.norm(t(a), 1).item(), np.abs(a).sum())
+    np.testing.assert_allclose(t(a).norm(p="fro").item(), np.linalg.norm(a))
+
+
+def test_reductions_take_pytorchs_dtype_keyword_and_cast_first():
+    a = np.array([[1.5, 2.25], [3.0, 4.125]])
+    s = t(a).sum(dtype=lucid.float32)
+    assert s.dtype == lucid.float32 and s.item() == np.float32(a).sum()
+    m = lucid.mean(t(a), dim=0, dtype=lucid.float32)
+    assert m.dtype == lucid.float32
+    np.testing.assert_allclose(m.numpy(), a.mean(0), rtol=1e-7)
+    i = lucid.tensor([[1, 2], [3, 4]]).sum(1, dtype=lucid.float64)
+    assert i.dtype == lucid.float64 and i.tolist() == [3.0, 7.0]
+    p = lucid.softmax(t(a), dim=1, dtype=lucid.float32)
+    e = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(p.numpy(), e / e.sum(1, keepdims=True), rtol=1e-6)
+    assert p.dtype == lucid.float32 and t(a).cumsum(0, dtype=lucid.float32).dtype == lucid.float32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sort_and_topk_give_named_tuples_and_pytorchs_order_of_ties(device):
+    v = np.array([3.0, 1.0, 2.0, 1.0, 3.0])
+    out = lucid.tensor(v, device=device).sort(descending=True)
+    assert out.values.tolist() == [3.0, 3.0, 2.0, 1.0, 1.0]
+    assert out.indices.tolist() == [0, 4, 2, 1, 3]  # equal values keep their order
+    values, indices = lucid.sort(lucid.tensor(v, device=device))
+    assert values.tolist() == sorted(v) and v[indices.numpy()].tolist() == sorted(v)
+    top = lucid.topk(lucid.tensor(v, device=device), 2)
+    assert top.values.tolist() == [3.0, 3.0] and top.indices.tolist() == [0, 4]
+    b = lucid.tensor([True, False, True], device=device).sort(descending=True)
+    assert b.values.tolist() == [True, True, False] and b.indices.tolist() == [0, 2, 1]
+
+
+def test_squeeze_of_an_axis_that_is_not_one_raises_and_names_pytorchs_meaning():
+    x = lucid.zeros(2, 3)
+    with pytest.raises(ValueError, match=r"cannot squeeze axis 1.*PyTorch would hand the "
+                                         r"tensor back unchanged.*if x.shape\[d\] == 1 else x"):
+        x.squeeze(1)
+    assert x[None].squeeze(0).shape == (2, 3) and lucid.zeros(2, 1).squeeze(-1).shape == (2,)
+
+
+def test_clamp_takes_tensor_bounds_as_pytorch():
+    a = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+    lo, hi = a[::-1].copy(), np.full((2, 3), 2.5)
+    x = t(a, requires_grad=True)
+    out = lucid.clamp(x, min=t(lo), max=t(hi))
+    np.testing.assert_array_equal(out.numpy(), np.minimum(np.maximum(a, lo), hi))
+    out.sum().backward()  # 1 where x is inside its bounds, 0 where clamped
+    np.testing.assert_array_equal(x.grad, ((a > lo) & (a < hi)).astype(float))
+    np.testing.assert_array_equal(t(a).clamp(min=t(lo)).numpy(), np.maximum(a, lo))
+
+
+def test_unique_takes_pytorchs_sorted_argument():
+    values, counts = lucid.unique(t([3.0, 1.0, 3.0, 2.0]), sorted=True, return_counts=True)
+    assert values.tolist() == [1.0, 2.0, 3.0] and counts.tolist() == [1, 1, 2]
+    assert lucid.unique(t([2.0, 1.0, 2.0]), True).tolist() == [1.0, 2.0]  # PyTorch's order
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_add_takes_pytorchs_old_order_a_number_then_the_tensor(device):
+    # older PyTorch examples: p.data.add_(-lr, p.grad.data); PyTorch 2 still takes it
+    g = np.array([1.0, -2.0, 4.0])
+    x = lucid.zeros(3, device=device)
+    x.add_(-0.5, lucid.tensor(g, device=device))
+    np.testing.assert_array_equal(_f64(x), -0.5 * g)
+    x.data.add_(-0.5, lucid.tensor(g, device=device))
+    np.testing.assert_array_equal(_f64(x), -1.0 * g)
+    x.sub_(0.25, lucid.tensor(g, device=device))
+    np.testing.assert_array_equal(_f64(x), -1.25 * g)

@@ -131,7 +131,7 @@ class _FunctionOp(Op):
         self.inner_cost = inner.cost_of(*self.outputs)
         if not self.shapes:  # every output marked non-differentiable
             self.differentiable = False
-        return out.data
+        return out._data
 
     def _pack(self, xp: Any, out: Any, graph: bool) -> Tensor:
         """Forward's output as the op's one result.  One Tensor is the result itself.  Several
@@ -161,7 +161,7 @@ class _FunctionOp(Op):
             return picked[0]
         if graph:  # xp's concatenate is Lucid's: the packing is recorded
             return xp.concatenate([o.reshape(-1) for o in picked])
-        flat = xp.concatenate([o.data.reshape(-1) for o in picked])
+        flat = xp.concatenate([o._data.reshape(-1) for o in picked])
         return Tensor._wrap(flat, picked[0].device)
 
     def backward(self, xp: Any, g: Any) -> tuple[Any, ...]:
@@ -232,7 +232,7 @@ class _FunctionOp(Op):
         self.last_grads = picked
         if as_tensors:
             return tuple(picked)
-        return tuple(None if g is None else g.data for g in picked)
+        return tuple(None if g is None else g._data for g in picked)
 
     def unpack_outputs(self, packed: Tensor) -> tuple[Any, ...]:
         """Forward's outputs from the op's packed result: each differentiable one a slice of

@@ -51,11 +51,11 @@ def grad(
             )
         backend = get_backend(out.device)
         if seed is None:
-            seed = backend.xp.ones_like(out.data)
+            seed = backend.xp.ones_like(out._data)
         elif not isinstance(seed, Tensor):
             seed = backend.asarray(seed)
         elif not create_graph:  # with create_graph a seed keeps its graph (jvp's double vjp)
-            seed = seed.data
+            seed = seed._data
         capture: dict = {t: None for t in ins}
         last = k == len(outs) - 1
         run_backward(out, seed, retain_graph=retain_graph or not last, capture=capture,
@@ -85,7 +85,7 @@ def _check_precision(i: int, t: Tensor, eps: float) -> None:
     anything coarser needs a coarse ``eps`` (and tolerances to match)."""
     if eps >= 1e-4:
         return
-    stored = to_numeric_type(t.data.dtype)  # what holds the values (MLX or NumPy dtype)
+    stored = to_numeric_type(t._data.dtype)  # what holds the values (MLX or NumPy dtype)
     if stored == Float64 and t.device == "cpu":
         return
     if t.device != "cpu" and t.dtype == Float64:
@@ -141,8 +141,8 @@ def gradcheck(
         return float(sum(np.sum(r.numpy() * w) for r, w in zip(res, weights)))
 
     analytic = grad(outs, [inputs[i] for i in checked],
-                    grad_outputs=[Tensor._wrap(get_backend(o.device).asarray(w, dtype=o.data.dtype),
-                                               o.device) for w, o in zip(weights, outs)],
+                    grad_outputs=[Tensor._wrap(get_backend(o.device).asarray(
+                        w, dtype=o._data.dtype), o.device) for w, o in zip(weights, outs)],
                     allow_unused=True)
     for i, a in zip(checked, analytic):
         t = inputs[i]
@@ -187,7 +187,7 @@ def gradgradcheck(
     if not outs:
         raise ValueError("gradgradcheck: fn's output does not require grad (is it connected?)")
     us = [Tensor._wrap(get_backend(o.device).asarray(rng.standard_normal(o.shape),
-                                                     dtype=o.data.dtype), o.device)
+                                                     dtype=o._data.dtype), o.device)
           for o in outs]
 
     def first(*xs: Tensor) -> tuple[Tensor, ...]:
@@ -222,7 +222,7 @@ def _central_values(t: Tensor, eps: float, evaluate: Callable[[], Any]) -> list[
     ``(evaluate() at x + eps e_j, evaluate() at x - eps e_j)``.  Each shifted copy is made on
     the host and put on ``t``'s device; ``t`` gets its own values back afterwards."""
     backend = get_backend(t.device)
-    original = t.data
+    original = t._data
     host = backend.to_numpy(original)
     values = []
     try:
@@ -231,11 +231,11 @@ def _central_values(t: Tensor, eps: float, evaluate: Callable[[], Any]) -> list[
             for step in (eps, -eps):
                 shifted = host.copy()
                 shifted.reshape(-1)[j] += step
-                t.data = backend.asarray(shifted, dtype=original.dtype)
+                t._data = backend.asarray(shifted, dtype=original.dtype)
                 pair.append(evaluate())
             values.append(tuple(pair))
     finally:
-        t.data = original
+        t._data = original
     return values
 
 
@@ -253,13 +253,13 @@ def _inputs(inputs: Any) -> tuple[tuple[Tensor, ...], bool]:
 
 
 def _leaf(x: Tensor) -> Tensor:
-    t = Tensor._wrap(x.data, x.device, requires_grad=True)
+    t = Tensor._wrap(x._data, x.device, requires_grad=True)
     t._dtype = x._dtype
     return t
 
 
 def _zeros_like(x: Tensor) -> Tensor:
-    return Tensor._wrap(get_backend(x.device).xp.zeros_like(x.data), x.device)
+    return Tensor._wrap(get_backend(x.device).xp.zeros_like(x._data), x.device)
 
 
 def _as_seed(v: Any, like: Tensor, what: str) -> Tensor:
@@ -280,7 +280,7 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None,
             if out.size != 1:
                 raise ValueError(f"vjp: the output has shape {fmt(out.shape)}; give v of that "
                                  "shape (it may be omitted for a scalar output only)")
-            v = Tensor._wrap(get_backend(out.device).xp.ones_like(out.data), out.device)
+            v = Tensor._wrap(get_backend(out.device).xp.ones_like(out._data), out.device)
         v = _as_seed(v, out, "vjp")
         grads = grad(out, xs, grad_outputs=v, create_graph=create_graph, allow_unused=True)
     grads = tuple(_zeros_like(x) if g is None else g for x, g in zip(xs, grads))
@@ -298,7 +298,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any,
     vs = tuple(_as_seed(t, x, "jvp") for t, x in zip(vs, xs))
     with enable_grad():
         out = func(*xs)
-        u = Tensor._wrap(get_backend(out.device).xp.zeros_like(out.data), out.device,
+        u = Tensor._wrap(get_backend(out.device).xp.zeros_like(out._data), out.device,
                          requires_grad=True)
         g = grad(out, xs, grad_outputs=u, create_graph=True, allow_unused=True)
         pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None and gi.requires_grad]
@@ -322,7 +322,7 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False) 
         for k in range(out.size):
             e = np.zeros(out.size)
             e[k] = 1.0
-            seed = Tensor._wrap(backend.asarray(e.reshape(out.shape), dtype=out.data.dtype),
+            seed = Tensor._wrap(backend.asarray(e.reshape(out.shape), dtype=out._data.dtype),
                                 out.device)
             gs = grad(out, xs, grad_outputs=seed, retain_graph=True, create_graph=create_graph,
                       allow_unused=True)

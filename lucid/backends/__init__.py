@@ -35,7 +35,7 @@ def _load_gpu() -> Backend | None:
     except ImportError:
         return None
     backend = MLXBackend()
-    BACKENDS["gpu"] = backend
+    BACKENDS[TENSOR_DEVICES["gpu"]] = backend
     BY_XP[backend.xp] = backend
     return backend
 
@@ -60,30 +60,67 @@ GPU_ALIASES = ("cuda", "mps")
 
 
 class device(str):  # noqa: N801 -- PyTorch's name (lucid.device("cuda"))
-    """A device name, PyTorch's ``lucid.device("cuda")``: the string Lucid uses ("cpu" or
-    "gpu"), so it goes wherever a device string goes, remembering the name it was given in
-    ``type`` (and ``index``).  "cuda", "cuda:0" and "mps" all mean Lucid's "gpu" device
-    (MLX, which runs on Metal or CUDA); "cpu" is NumPy."""
+    """A device: PyTorch's ``torch.device`` that is also the string Lucid uses.
+
+    ``x.device`` of every tensor is one of these, so both languages read it: Lucid's
+    ``x.device == "gpu"`` and ``t.to(x.device)``, and PyTorch's ``x.device.type``,
+    ``x.device.index``, ``str(x.device)`` and ``x.device == "cpu"``.  Its string value is
+    Lucid's name, "cpu" (NumPy) or "gpu" (MLX); ``lucid.device("cuda:0")`` remembers the name
+    it was given in ``type`` and ``index``.  A "gpu" device also equals PyTorch's names for it
+    ("cuda", "cuda:0", "mps"), so a renamed ``if x.device == "cuda":`` keeps its meaning.  A
+    tensor's own device reports ``type`` "cpu" (index None) or "gpu" (index 0: MLX uses one
+    device, as a PyTorch tensor on ``cuda`` reports index 0).
+    """
+
+    type: str
+    index: int | None
 
     def __new__(cls, type: str = "cpu", index: int | None = None) -> device:  # noqa: A002
         if isinstance(type, device) and index is None:
             return type
         name, _, number = str(type).partition(":")
-        self = super().__new__(cls, check_device(name))
+        lucid_name = _lucid_name(name)
+        self = super().__new__(_GPUDevice if lucid_name == "gpu" else cls, lucid_name)
         self.type = name
         self.index = int(number) if number else index
         return self
 
     def __repr__(self) -> str:
+        if (self.type, self.index) in (("cpu", None), ("gpu", 0)):
+            return str.__repr__(self)  # a tensor's own device reads as Lucid's string
         index = "" if self.index is None else f", index={self.index}"
         return f"device(type={self.type!r}{index})"
 
+    def __reduce__(self) -> tuple:
+        return (device, (f"{self.type}:{self.index}" if self.index is not None else self.type,))
 
-def check_device(device: str) -> str:
+
+class _GPUDevice(device):
+    """The "gpu" device, equal to PyTorch's names for it too (``== "cuda"``).  Only this one
+    compares in Python: "cpu" keeps str's own comparison, the engine's fast path."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return str.__eq__(self, other) or other.partition(":")[0] in GPU_ALIASES
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = str.__hash__
+
+
+def check_device(device: str) -> device:
     """Validate a device name and return Lucid's own: "cpu" or "gpu" (PyTorch's "cuda",
-    "cuda:0" and "mps" mean "gpu").  The error lists the valid names."""
+    "cuda:0" and "mps" mean "gpu"), as the :class:`device` object tensors carry.  The error
+    lists the valid names."""
+    return TENSOR_DEVICES[_lucid_name(device)]
+
+
+def _lucid_name(device: str) -> str:
     if device in DEVICES:
-        return str(device)
+        return "gpu" if device == "gpu" else "cpu"
     name = device.partition(":")[0] if isinstance(device, str) else device
     if name in GPU_ALIASES:
         return "gpu"
@@ -91,6 +128,14 @@ def check_device(device: str) -> str:
         return "cpu"
     raise ValueError(f"Unknown device {device!r}: expected one of {DEVICES} (or PyTorch's "
                      "'cuda', 'cuda:0', 'mps', which mean 'gpu')")
+
+
+#: each tensor's ``device``: one object per device (the ops compare and look them up often)
+TENSOR_DEVICES = {d: d for d in (device("cpu"), device("gpu", 0))}
+
+# The registry keyed by those same objects: the op path looks a backend up by a tensor's
+# device many times per op, and a key that is the very object matches without comparing.
+BACKENDS[TENSOR_DEVICES["cpu"]] = BACKENDS.pop("cpu")
 
 
 def get_backend(device: str) -> Backend:
@@ -120,6 +165,7 @@ __all__ = [
     "backend_for",
     "check_device",
     "device",
+    "TENSOR_DEVICES",
     "get_backend",
     "gpu_available",
     "gpu_status",

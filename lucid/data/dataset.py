@@ -97,9 +97,9 @@ def _rows(t: Tensor, index: int | np.ndarray) -> Tensor:
         return t[index] if isinstance(index, int) else t[Tensor(index, device=t.device)]
     backend = get_backend(t.device)
     if isinstance(index, int):
-        data = t.data[index]
+        data = t._data[index]
     else:
-        data = backend.xp.take(t.data, backend.asarray(index), axis=0)
+        data = backend.xp.take(t._data, backend.asarray(index), axis=0)
     out = Tensor._wrap(data, t.device)
     out._dtype = t._dtype
     return out
@@ -329,6 +329,6 @@ def _stack(tensors: Sequence[Tensor]) -> Tensor:
         return stack(list(tensors))  # the differentiable op
     first = tensors[0]
     xp = get_backend(first.device).xp
-    out = Tensor._wrap(xp.stack([t.data for t in tensors]), first.device)
+    out = Tensor._wrap(xp.stack([t._data for t in tensors]), first.device)
     out._dtype = first._dtype
     return out

@@ -104,7 +104,7 @@ def _describe(sig: np.ndarray) -> str:
 
 def _nbytes(x: Any) -> int:
     """The size of an array -- or of a Tensor's data (backward with ``create_graph=True``)."""
-    return int((x.data if isinstance(x, Tensor) else x).nbytes)
+    return int((x._data if isinstance(x, Tensor) else x).nbytes)
 
 
 def _reduce(op: Op, a: Any, how: str, check: bool = False) -> Any:
@@ -260,7 +260,7 @@ def broadcast(t: Tensor, src: int = 0) -> Tensor:
         raise ValueError(f"broadcast: src must be a rank in 0..{size - 1}, got {src!r}")
     if size == 1:
         return t
-    _check_agreement(_BROADCAST, t.data)
+    _check_agreement(_BROADCAST, t._data)
     return broadcast_unchecked(t, src)
 
 
@@ -269,8 +269,8 @@ def broadcast_unchecked(t: Tensor, src: int = 0) -> Tensor:
     (``DistributedDataParallel`` checked the whole model once): one all-reduce, no check."""
     if world.get_world_size() == 1:
         return t
-    mine = t.data if world.get_rank() == src else _backend(t).xp.zeros_like(t.data)
-    t.data = reduce_array(f"broadcast(src={src})", mine, "sum")
+    mine = t._data if world.get_rank() == src else _backend(t).xp.zeros_like(t._data)
+    t._data = reduce_array(f"broadcast(src={src})", mine, "sum")
     t._version += 1
     return t
 
@@ -291,5 +291,5 @@ def _backend(t: Tensor) -> Any:
 
 def _write_back(t: Any, out: Tensor) -> None:
     if isinstance(t, Tensor) and not t.requires_grad and t.shape == out.shape:
-        t.data = _backend(t).copy(out.data)  # t's own memory: a later t.add_() leaves out be
+        t._data = _backend(t).copy(out._data)  # t's own memory: a later t.add_() leaves out be
         t._version += 1

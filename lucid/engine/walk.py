@@ -195,7 +195,7 @@ class ArrayRules:
             return pg.add_to(parent._g)  # parts and factors are made for their input
         if pg is g and parent._op is None:  # passed through (add): not the leaf's own array
             pg = BACKENDS[parent.device].copy(pg)
-        pdata = parent.data
+        pdata = parent._data
         if pg.shape != pdata.shape:
             pg = _fit_shape(node._op, pg, parent)
         gd, pd = pg.dtype, pdata.dtype  # read once: MLX makes a new object per read

@@ -30,7 +30,7 @@ import numpy as np
 from lucid import random
 from lucid.engine.mode import no_grad
 from lucid.shapes import fmt
-from lucid.tensor import InPlaceArray, Tensor
+from lucid.tensor import Tensor, TensorIdioms
 
 __all__ = [
     "calculate_gain",
@@ -113,7 +113,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def _fill(fn: str, tensor: Tensor, values: Tensor) -> Tensor:
     """Write ``values`` into ``tensor`` in place (its dtype and device kept); returns it."""
     with no_grad():
-        tensor.data = values.data
+        tensor._data = values._data
         tensor._dtype = values._dtype
         tensor._version += 1
     return tensor
@@ -200,15 +200,15 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
 
 def _accept_data(init: Any) -> Any:
     """``init`` also filling a parameter's ``.data`` (PyTorch's ``nn.init.normal_(m.weight.data,
-    0.0, 0.02)``): on "cpu" that is an InPlaceArray, filled in place and returned."""
+    0.0, 0.02)``): a backend array with PyTorch's methods (:class:`lucid.tensor.TensorIdioms`),
+    filled in place and returned."""
 
     @functools.wraps(init)
     def fill(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-        if not isinstance(tensor, InPlaceArray):
+        if not isinstance(tensor, TensorIdioms):
             return init(tensor, *args, **kwargs)
-        view = Tensor._wrap(tensor.view(np.ndarray), "cpu")
-        tensor[...] = init(view, *args, **kwargs).data
-        return tensor
+        view = Tensor._wrap(tensor._plain(), tensor._device)
+        return tensor.copy_(init(view, *args, **kwargs))
 
     return fill
 

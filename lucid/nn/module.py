@@ -460,8 +460,8 @@ def _cast_in_place(t: Tensor, dtype: Numeric) -> None:
     if t.grad is not None:
         grad = Tensor._wrap(t.grad, t.device)
         grad._dtype = t._dtype
-        t.grad = Tensor(grad.numpy(), dtype=dtype, device=t.device).data
-    t.data = fresh.data
+        t.grad = Tensor(grad.numpy(), dtype=dtype, device=t.device)._data
+    t._data = fresh._data
     t._dtype = fresh._dtype
     t._version += 1
 
@@ -475,8 +475,8 @@ def _move_in_place(t: Tensor, device: str) -> None:
     if t.grad is not None:
         grad = Tensor._wrap(t.grad, t.device)
         grad._dtype = t._dtype
-        grad = grad.to(device).data
-    t.data = moved.data
+        grad = grad.to(device)._data
+    t._data = moved._data
     t._dtype = moved._dtype
     t.device = device
     t.grad = grad
@@ -499,13 +499,13 @@ def _name_by_path(name: str, value: Any) -> None:
 def _write_all(pairs: list[tuple[Tensor, Tensor]]) -> None:
     """Write each new value into its parameter or buffer (bumping its version), all or
     nothing: interrupted half-way (a Ctrl-C), every tensor gets its old value back."""
-    old = [(target, target.data, target._dtype, target._version) for target, _ in pairs]
+    old = [(target, target._data, target._dtype, target._version) for target, _ in pairs]
     try:
         for target, new in pairs:
-            target.data = new.data
+            target._data = new._data
             target._dtype = new._dtype
             target._version += 1
     except BaseException:
         for target, data, dtype, version in old:
-            target.data, target._dtype, target._version = data, dtype, version
+            target._data, target._dtype, target._version = data, dtype, version
         raise

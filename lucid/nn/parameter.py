@@ -13,23 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from lucid.tensor import InPlaceArray, Tensor
-
-_SLOT = Tensor.data  # the data slot of every Tensor
-
-
-def _set_data(self: Tensor, value: Any) -> None:
-    if type(value) is np.ndarray:  # a view, no copy: the same memory, PyTorch's methods
-        value = value.view(InPlaceArray)
-    _SLOT.__set__(self, value)
-
-
-#: ``p.data`` of a Parameter or Buffer: the backend array, as every Tensor's, and on "cpu" an
-#: :class:`lucid.tensor.InPlaceArray`, so PyTorch's ``p.data.add_(p.grad, alpha=-lr)`` and
-#: ``m.weight.data.normal_(0.0, 0.02)`` work on it
-_DATA = property(_SLOT.__get__, _set_data)  # reads go straight to the slot (the hot path)
+from lucid.tensor import Tensor
 
 
 def _unwrap(data: Any, device: str | None) -> tuple[Any, str]:
@@ -40,8 +24,6 @@ def _unwrap(data: Any, device: str | None) -> tuple[Any, str]:
 
 class Parameter(Tensor):
     """A learnable tensor: ``Parameter(data, dtype=None, device=None)``."""
-
-    data = _DATA
 
     def __init__(self, data: Any, dtype: Any = None, device: str | None = None) -> None:
         data, device = _unwrap(data, device)
@@ -54,8 +36,6 @@ class Parameter(Tensor):
 
 class Buffer(Tensor):
     """Non-learnable model state: ``Buffer(data, dtype=None, device=None)``."""
-
-    data = _DATA
 
     def __init__(self, data: Any, dtype: Any = None, device: str | None = None) -> None:
         data, device = _unwrap(data, device)

@@ -48,15 +48,15 @@ def backward(
         )
     backend = get_backend(self.device)
     if grad is None:
-        seed = backend.xp.ones_like(self.data)
+        seed = backend.xp.ones_like(self._data)
     else:
-        seed = grad.data if isinstance(grad, Tensor) else backend.asarray(grad)
+        seed = grad._data if isinstance(grad, Tensor) else backend.asarray(grad)
         if tuple(seed.shape) != self.shape:
             raise ValueError(
                 f"backward(): grad has shape {fmt(tuple(seed.shape))} but the tensor has "
                 f"shape {fmt(self.shape)}; they must match."
             )
-        if seed.dtype != self.data.dtype:
-            seed = seed.astype(self.data.dtype)
+        if seed.dtype != self._data.dtype:
+            seed = seed.astype(self._data.dtype)
     run_backward(self, seed, keep_grad=keep_grad, retain_graph=retain_graph,
                  rules=GraphRules() if create_graph else None)

@@ -341,7 +341,7 @@ def _as_tensors(op: Op, args: tuple[Any, ...]) -> tuple[Tensor, ...]:
 
 def _free_tensor(op: Op, a: Any, ref: Tensor | None) -> Tensor:
     if isinstance(a, _PY_SCALARS) and ref is not None:
-        dtype = _weak_dtype(ref.data.dtype, a)
+        dtype = _weak_dtype(ref._data.dtype, a)
         try:
             value = np.asarray(a, dtype=dtype)
         except OverflowError:  # an int the tensor's integer dtype cannot hold (uint8 + 300)
@@ -412,16 +412,16 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     try:
         if backend.max_size is not None:  # MLX: no empty or oversized array may reach it
             return fallback.run_within_limits(
-                op, backend, [a.data for a in args],
+                op, backend, [a._data for a in args],
                 lambda: MODE.flops or (MODE.grad and op.differentiable
                                        and any(a.requires_grad for a in args)))
         if op.fallback and device != "cpu":
-            return fallback.forward(op, backend, [a.data for a in args])
+            return fallback.forward(op, backend, [a._data for a in args])
         if len(args) == 1:  # spelled out: the commonest calls skip building a list
-            return op.forward(backend.xp, args[0].data)
+            return op.forward(backend.xp, args[0]._data)
         if len(args) == 2:
-            return op.forward(backend.xp, args[0].data, args[1].data)
-        return op.forward(backend.xp, *[a.data for a in args])
+            return op.forward(backend.xp, args[0]._data, args[1]._data)
+        return op.forward(backend.xp, *[a._data for a in args])
     except TypeError as exc:  # the array library refusing the dtypes (bool - bool)
         raise _named(op, args, exc) from None
     except OverflowError as exc:  # a size past what the array library can index
@@ -504,20 +504,20 @@ def _saved_versions(op: Op, args: tuple[Tensor, ...]) -> tuple[int, ...]:
 
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     """Store the op's forward and backward FLOPs on it (rules return Python ints)."""
-    xs = [a.data for a in args]
-    op.flops = op.forward_flops(out.data, *xs)
+    xs = [a._data for a in args]
+    op.flops = op.forward_flops(out._data, *xs)
     if out.requires_grad:
         n = len(args)
         if n > 1 and not op.wants_needs:  # the rule counts only the gradients computed
             op.needs = ((args[0].requires_grad, args[1].requires_grad) if n == 2 else
                         tuple([a.requires_grad for a in args]))
-        op.flops_bwd = op.backward_flops(out.data, *xs)
+        op.flops_bwd = op.backward_flops(out._data, *xs)
     else:
         op.flops_bwd = 0
     if op.counts_macs:  # (left unset otherwise: lucid.cost reads a missing count as 0 MACs)
-        op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, out.data, *xs)
+        op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, out._data, *xs)
     if op.communicates:  # a collective: its cost is bytes on the wire, not arithmetic
-        sent, sent_bwd = op.bytes_rule(out.data, *xs)
+        sent, sent_bwd = op.bytes_rule(out._data, *xs)
         op.bytes_sent, op.bytes_sent_bwd = sent, (sent_bwd if out.requires_grad else 0)
     if MODE.recorder is not None:  # a module recorder is on: the op goes on its tape
         MODE.recorder.record(out)
@@ -538,11 +538,11 @@ def _numpy_result_dtype(op: Op, args: tuple[Tensor, ...], data: Any, logical: An
     """
     floats = BACKENDS[args[0].device].float_dtypes
     for a in args:
-        if a.data.dtype not in floats:
+        if a._data.dtype not in floats:
             break
     else:
         return data, logical  # all floats: MLX and NumPy agree
-    key = (type(op), tuple(str(a.data.dtype) for a in args))
+    key = (type(op), tuple(str(a._data.dtype) for a in args))
     want = _NUMPY_DTYPE.get(key)
     if want is None:
         probe = copy.copy(op)

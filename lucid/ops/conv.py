@@ -748,7 +748,7 @@ class _Pool(Op):
 
     def replay(self, x: Tensor) -> None:
         """create_graph: what the backward rule reads (windows, argmax) from x's values."""
-        self.forward(BACKENDS[x.device].xp, x.data)
+        self.forward(BACKENDS[x.device].xp, x._data)
 
     def scatter_graph(self, part: Any) -> Tensor:
         """:meth:`scatter` as ops (create_graph): the parts stacked into columns, then

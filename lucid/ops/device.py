@@ -61,7 +61,7 @@ def to(self: Tensor, device: str) -> Tensor:
     logical = self.dtype
     out = apply(ToDevice(self.device, device, logical), self)
     out.device = device
-    if to_numeric_type(out.data.dtype) != logical:
+    if to_numeric_type(out._data.dtype) != logical:
         out._dtype = logical  # e.g. Float64 stored as float32 on an MLX GPU
     return out
 
@@ -86,7 +86,7 @@ def evaluate(*tensors: Any) -> None:
     for t in tensors:
         if isinstance(t, Tensor):
             if t.device != "cpu":
-                by_backend.setdefault(t.device, []).extend((t.data, t.grad))
+                by_backend.setdefault(t.device, []).extend((t._data, t.grad))
         elif t is not None:
             by_backend.setdefault("gpu", []).append(t)
     for device, arrays in by_backend.items():

@@ -20,6 +20,7 @@ from typing import Any
 from lucid.backends.numpy_erf import erf as numpy_erf
 from lucid.ops.base import FUNCTIONS, OPERATORS, Op, apply, public
 from lucid.shapes import broadcast_shape
+from lucid.tensor import Tensor
 from lucid.types import as_numeric, to_numeric_type
 
 # --------------------------------------------------------------------------------------------
@@ -402,6 +403,16 @@ class Clamp(Clip):
     def __init__(self, min: float | None = None, max: float | None = None) -> None:  # noqa: A002
         super().__init__(min, max)
 
+    @classmethod
+    def call(cls, x: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+        """Number bounds make one Clamp op; tensor bounds (PyTorch's ``clamp(x, min=lo)``
+        with ``lo`` a tensor, elementwise) are ``maximum(x, lo)`` then ``minimum(., hi)``,
+        whose gradients they inherit."""
+        if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
+            return apply(cls(min, max), x)
+        out = x if min is None else apply(Maximum(), x, min)
+        return out if max is None else apply(Minimum(), out, max)
+
 
 class _Piecewise(Elementwise):
     """Piecewise-constant functions: derivative 0 almost everywhere (as PyTorch)."""
@@ -481,7 +492,7 @@ class Cast(Elementwise):
         op = cls(dtype, getattr(x, "device", "cpu"))
         out = apply(op, x)
         wanted = op.numeric.resolve_bits(op.in_dtype)
-        out._dtype = None if to_numeric_type(out.data.dtype) == wanted else wanted
+        out._dtype = None if to_numeric_type(out._data.dtype) == wanted else wanted
         return out
 
     def forward(self, xp, x):
@@ -772,9 +783,14 @@ class Predicate(Op):
 
 
 class Equal(Predicate):
-    """a == b, elementwise."""
+    """a == b, elementwise: ``lucid.eq(a, b)``, ``a.eq(b)``, ``a == b``.
+
+    Its function is ``eq``, not ``equal``: PyTorch's ``torch.equal(a, b)`` is one Python bool
+    (same shape, every element equal), and a PyTorch spelling must not mean something else
+    here, so ``lucid.equal`` is that bool (:func:`lucid.ops.pytorch.equal`)."""
 
     name = "equal"
+    function = "eq"
     operator = "=="
 
 

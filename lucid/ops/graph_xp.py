@@ -91,7 +91,7 @@ class _GraphLinalg:
         return apply(Det(), a)
 
     def slogdet(self, a: Tensor) -> tuple[Tensor, Tensor]:
-        sign, _ = BACKENDS[self.device].linalg.slogdet(a.data)
+        sign, _ = BACKENDS[self.device].linalg.slogdet(a._data)
         return Tensor._wrap(sign, self.device), apply(SLogDet(), a)
 
     def solve(self, a: Tensor, b: Tensor) -> Tensor:
@@ -129,7 +129,7 @@ class _Scatter(Op):
         # index arrays that a rule built with this namespace (``xp.arange``) are Tensors: the
         # scatter indexes the device's arrays with their data (MLX takes no other type)
         parts = index if isinstance(index, tuple) else (index,)
-        parts = tuple(p.data if isinstance(p, Tensor) else p for p in parts)
+        parts = tuple(p._data if isinstance(p, Tensor) else p for p in parts)
         self.index = parts if isinstance(index, tuple) else parts[0]
 
     def forward(self, xp, g):
@@ -313,7 +313,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 def _raw(index: Any) -> Any:
-    return index.data if isinstance(index, Tensor) else index
+    return index._data if isinstance(index, Tensor) else index
 
 
 _NAMESPACES: dict[str, GraphXP] = {}

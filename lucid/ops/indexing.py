@@ -22,6 +22,7 @@ element and input and the additions that sum a broadcast gradient down).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,7 @@ def _unwrap_index(owner: Tensor, index: Any, op: str) -> Any:
                     f"{op}: an index tensor on {c.device!r} cannot index a tensor on "
                     f"{owner.device!r}; move the index first (index.to({owner.device!r}))"
                 )
-            c = c.data
+            c = c._data
         elif isinstance(c, np.ndarray) and owner.device != "cpu":
             raise host_index_error(op, len(out))  # the rule parse_mlx_indexing applies too
         out.append(c)
@@ -313,14 +314,14 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                 f"{name}: the value is on {value.device!r} but the tensor on {x.device!r}; "
                 f"move it first (value.to({x.device!r}))"
             )
-        value = value.data
+        value = value._data
     try:
-        data = backend.assign(x.data, parts, value)
+        data = backend.assign(x._data, parts, value)
     except ValueError as exc:
         got = fmt(tuple(np.shape(value)))
         raise ValueError(
             f"{name}: cannot assign a value of shape {got} to the selection of shape "
-            f"{fmt(tuple(x.data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
+            f"{fmt(tuple(x._data[parts].shape))} (tensor shape {fmt(x.shape)}); the value must "
             "broadcast to the selection"
         ) from exc
     # cast as copy_ does (and NumPy, PyTorch): x[0] = 7.9 writes 7 into an integer tensor
@@ -444,7 +445,16 @@ class Where(Op):
     saves_inputs = (2,)  # the condition (last: see ``call``); a, b are never read again
 
     @classmethod
-    def call(cls, cond: Any, a: Any, b: Any) -> Tensor:
+    def call(cls, cond: Any, a: Any = None, b: Any = None) -> Tensor | tuple[Tensor, ...]:
+        """``where(cond, a, b)``; ``where(cond)`` alone is NumPy's and PyTorch's
+        ``nonzero(cond, as_tuple=True)``: one index tensor per axis."""
+        if a is None and b is None:
+            from lucid.ops.base import FUNCTIONS  # filled once every op family is imported
+
+            return FUNCTIONS["nonzero"](cond, as_tuple=True)
+        if a is None or b is None:
+            raise TypeError("where(cond, a, b) takes both a and b (or neither: where(cond) "
+                            "gives the indices where cond holds)")
         # cond goes last: a Python number among a, b takes the dtype of the tensor it meets
         # (float32 x with 0.0 stays float32), and the dispatcher reads that dtype from the
         # first tensor argument, which must not be the bool condition.
@@ -545,13 +555,22 @@ def _sort_flops(shape: tuple[int, ...], axis: int) -> int:
     return rows * round(n * math.log2(n)) if n > 1 else 0
 
 
+#: what ``sort`` and ``topk`` return, as PyTorch's ``torch.return_types.sort`` / ``topk``: a
+#: named tuple, so ``x.topk(3).indices`` reads as in PyTorch and ``v, i = x.sort()`` unpacks
+Sorted = namedtuple("sort", ["values", "indices"])
+TopKResult = namedtuple("topk", ["values", "indices"])
+
+
 def _argsort(xp: Any, a: Any, axis: int, descending: bool) -> Any:
     """Indices that sort ``a`` along ``axis`` (int64 on both backends)."""
-    idx = xp.argsort(a, axis=axis)
-    if descending:  # reversing keeps bool and unsigned dtypes working (no negation)
-        flip = tuple(slice(None, None, -1) if d == axis else slice(None) for d in range(a.ndim))
-        idx = idx[flip]
-    return idx.astype(xp.int64)
+    if not descending:
+        return xp.argsort(a, axis=axis).astype(xp.int64)
+    # Descending without negation (bool and unsigned dtypes have none): sort the reversed
+    # array, reverse the order, and map positions back -- so equal values keep their original
+    # order, as PyTorch's CPU sort gives them (reversing an ascending sort would swap them).
+    flip = tuple(slice(None, None, -1) if d == axis else slice(None) for d in range(a.ndim))
+    n = a.shape[axis]
+    return ((n - 1) - xp.argsort(a[flip], axis=axis)[flip]).astype(xp.int64)
 
 
 class Sort(Op):
@@ -572,7 +591,7 @@ class Sort(Op):
         tensor without one."""
         op = cls(axis, descending)
         values = apply(op, x)
-        return values, extra_output(op.indices, values)
+        return Sorted(values, extra_output(op.indices, values))
 
     def __init__(self, axis: int, descending: bool) -> None:
         self.axis = axis
@@ -640,7 +659,7 @@ class TopK(Op):
             raise TypeError(f"topk: k must be an int, got {k!r} ({type(k).__name__})")
         op = cls(int(k), axis, largest)
         values = apply(op, x)
-        return values, extra_output(op.indices, values)
+        return TopKResult(values, extra_output(op.indices, values))
 
     def __init__(self, k: int, axis: int, largest: bool) -> None:
         self.k = k

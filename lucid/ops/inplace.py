@@ -95,12 +95,12 @@ def _store(name: str, x: Tensor, result: Tensor, cast: str = "same_kind") -> Ten
         )
     if result.device != x.device:
         result = result.to(x.device)
-    data = result.data
-    if data.dtype != x.data.dtype:
+    data = result._data
+    if data.dtype != x._data.dtype:
         if cast == "same_kind":
-            check_fits(name, data.dtype, x.data.dtype)
-        data = data.astype(x.data.dtype)
-    x.data = data
+            check_fits(name, data.dtype, x._data.dtype)
+        data = data.astype(x._data.dtype)
+    x._data = data
     x._version += 1
     return x
 
@@ -110,7 +110,11 @@ def _binary(name: str, op: Any, x: Any, other: Any) -> Tensor:
 
 
 def _scaled(other: Any, alpha: Any) -> Any:
-    return other if alpha == 1 else apply(elementwise.Mul(), other, alpha)
+    """alpha * other.  PyTorch still takes its old order ``x.add_(-lr, grad)`` (a number, then
+    the tensor; older examples write it), which gives the same product."""
+    if isinstance(alpha, (int, float)) and alpha == 1:
+        return other
+    return apply(elementwise.Mul(), other, alpha)
 
 
 @public(method=True, function=False)
@@ -160,14 +164,14 @@ def fill_(x: Tensor, value: Any) -> Tensor:
     if not isinstance(value, (bool, int, float, complex, np.number)):
         raise TypeError(f"fill_: value must be a number, got {type(value).__name__}")
     have = to_numeric_type(np.asarray(value).dtype)
-    want = to_numeric_type(x.data.dtype)
+    want = to_numeric_type(x._data.dtype)
     if not np.can_cast(have.cpu, want.cpu, casting="same_kind"):
         raise TypeError(
             f"fill_: value {value!r} ({have.name}) does not fit the tensor's {want.name} "
             "(NumPy's same_kind rule); give a value of the tensor's kind"
         )
     xp = get_backend(x.device).xp
-    return update("fill_", x, lambda: Tensor._wrap(xp.full(x.shape, value, dtype=x.data.dtype),
+    return update("fill_", x, lambda: Tensor._wrap(xp.full(x.shape, value, dtype=x._data.dtype),
                                                    x.device))
 
 
@@ -189,6 +193,6 @@ def copy_(x: Tensor, src: Any) -> Tensor:
         if value.shape != x.shape:
             value = apply(shape.BroadcastTo(x.shape), value)
         # a copy of its own: x must not share an array with src
-        return Tensor._wrap(get_backend(x.device).copy(value.data), x.device)
+        return Tensor._wrap(get_backend(x.device).copy(value._data), x.device)
 
     return update("copy_", x, copied, src, cast="unsafe")

@@ -36,19 +36,30 @@ PYTORCH_KEYWORDS = {"dim": "axis", "keepdim": "keepdims", "start_dim": "start_ax
                     "end_dim": "end_axis", "dim0": "axis1", "dim1": "axis2", "dims": "axes"}
 
 
+#: functions whose ``dtype=`` casts the input first, as in PyTorch (``x.sum(dtype=lucid.int64)``,
+#: ``x.mean(dtype=lucid.float64)``, ``softmax(x, 1, dtype=...)``)
+CASTS_INPUT = ("sum", "mean", "prod", "cumsum", "cumprod", "softmax", "log_softmax", "norm",
+               "nansum", "nanmean", "logsumexp")
+
+
 def _accept_pytorch_keywords(name: str, fn: Any) -> Any:
-    """``fn`` accepting PyTorch's keyword names too (``dim=1`` means ``axis=1``); ``fn``
-    itself when it takes none of NumPy's."""
+    """``fn`` accepting PyTorch's keyword names too (``dim=1`` means ``axis=1``, and
+    ``dtype=`` casts the input of a reduction first); ``fn`` itself when it takes none."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return fn
     renames = {t: n for t, n in PYTORCH_KEYWORDS.items() if n in params and t not in params}
-    if not renames:
+    casts = name in CASTS_INPUT and "dtype" not in params
+    if not renames and not casts:
         return fn
 
     @functools.wraps(fn)
     def accepting(*args: Any, **kwargs: Any) -> Any:
+        if casts and "dtype" in kwargs:
+            dtype = kwargs.pop("dtype")
+            if dtype is not None and args:
+                args = (FUNCTIONS["astype"](args[0], dtype), *args[1:])
         if kwargs:
             for torch_name, lucid_name in renames.items():
                 if torch_name in kwargs:
@@ -248,8 +259,8 @@ def is_complex(self: Tensor) -> bool:
 @_method
 def element_size(self: Tensor) -> int:
     """Bytes per element, as stored."""
-    return int(self.data.dtype.itemsize) if hasattr(self.data.dtype, "itemsize") else \
-        int(self.data.dtype.size)
+    return int(self._data.dtype.itemsize) if hasattr(self._data.dtype, "itemsize") else \
+        int(self._data.dtype.size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -451,7 +462,7 @@ def _binary_method(name: str, fn_name: str) -> None:
     _method(method)
 
 
-for _name, _fn_name in (("pow", "pow"), ("eq", "equal"), ("ne", "not_equal"),
+for _name, _fn_name in (("pow", "pow"), ("eq", "eq"), ("ne", "not_equal"),
                         ("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                         ("ge", "greater_equal"), ("mul", "mul"), ("div", "div"),
                         ("maximum", "maximum"), ("minimum", "minimum")):
@@ -520,8 +531,8 @@ def detach_(self: Tensor) -> Tensor:
 def clone(self: Tensor) -> Tensor:
     """A copy of ``x`` that stays in the graph (gradients flow back to ``x``)."""
     out = FUNCTIONS["astype"](self, self.dtype)
-    if out.data is self.data:
-        out.data = self.data.copy() if hasattr(self.data, "copy") else self.data
+    if out._data is self._data:
+        out._data = self._data.copy() if hasattr(self._data, "copy") else self._data
     return out
 
 
@@ -611,12 +622,23 @@ def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
     return Tensor(np.isclose(_host(a), _host(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public
+def equal(a: Any, b: Any) -> bool:
+    """PyTorch's ``torch.equal``: one Python bool, True when ``a`` and ``b`` have the same
+    shape and every element is equal (NaN equals nothing).  Elementwise comparison, a Bool
+    tensor, is ``lucid.eq(a, b)`` / ``a == b``.  (Lucid 2.x had no public ``equal``; this
+    one follows PyTorch, so a renamed ``if torch.equal(out1, out2):`` means the same.)"""
+    a, b = _host(a), _host(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
 def _host(a: Any) -> Any:
     return a.numpy() if isinstance(a, Tensor) else np.asarray(a)
 
 
 _method(allclose)
 _method(isclose)
+_method(equal)
 
 
 @public(method=True)

@@ -41,7 +41,7 @@ def _gate_constants(xp: Any, like: Any, k: int) -> tuple[Any, Any, Any]:
     identity) and tanh(z) for g: all four activations in two passes over the whole array.
     Their derivative with respect to z is s²·(1 - a²) = s² - (act - shift)², from the
     activations alone."""
-    raw = like.data if isinstance(like, Tensor) else like
+    raw = like._data if isinstance(like, Tensor) else like
     key = (type(raw), raw.dtype, k)
     found = _CONSTANTS.get(key)
     if found is None:

@@ -371,12 +371,13 @@ class VectorNorm(Reduce):
         return 5 * x.size
 
 
-@public(method=True, function=False)
+@public(method=True)
 def norm(x: typing.Any, p: typing.Any = 2, axis: typing.Any = None,
          keepdims: bool = False) -> typing.Any:
-    """``x.norm(p=2, axis=None, keepdims=False)``: the vector p-norm of ``x`` over ``axis``
-    (every axis by default, so a matrix gives its Frobenius norm), as PyTorch's
-    ``Tensor.norm``.  ``p`` is a number >= 0, inf, -inf or "fro".  See :class:`VectorNorm`
+    """``x.norm(p=2, axis=None, keepdims=False)`` (also ``lucid.norm(x, p, dim)``): the
+    vector p-norm of ``x`` over ``axis`` (every axis by default, so a matrix gives its
+    Frobenius norm), as PyTorch's ``Tensor.norm`` and ``torch.norm``.  ``p`` is a number
+    >= 0, inf, -inf or "fro".  See :class:`VectorNorm`
     for the formulas and gradients; matrix norms (spectral, nuclear) are lucid.linalg's.
     """
     return apply(VectorNorm(p, axis, keepdims), x)

@@ -245,7 +245,8 @@ class Squeeze(Reshape):
                     raise self.error(
                         f"cannot squeeze axis {ax} of shape {fmt(shape)}: its size is "
                         f"{shape[ax]}, not 1; squeeze only removes axes of size 1 (pick "
-                        "another axis, or use reshape)"
+                        "another axis, or use reshape). PyTorch would hand the tensor back "
+                        "unchanged; for that, write x.squeeze(d) if x.shape[d] == 1 else x"
                     )
         return tuple(s for i, s in enumerate(shape) if i not in axes)
 

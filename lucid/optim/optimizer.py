@@ -253,15 +253,15 @@ class Optimizer:
         """Phase 3: write every new value and state in.  Nothing here can fail, but it can
         be interrupted (a Ctrl-C): then every parameter and its state get their old values
         back, so the step is still all or nothing."""
-        old = [(p, p.data, p._version, self.state.get(p)) for p, _ in todo]
+        old = [(p, p._data, p._version, self.state.get(p)) for p, _ in todo]
         try:
             for (p, _), (new, state) in zip(todo, moves):
-                p.data = new
+                p._data = new
                 p._version += 1
                 self.state[p] = state
         except BaseException:
             for p, data, version, state in old:
-                p.data, p._version = data, version
+                p._data, p._version = data, version
                 if state is None:
                     self.state.pop(p, None)
                 else:
@@ -352,7 +352,7 @@ class Optimizer:
         state = {key: _read_only(value) for key, value in kept.items()}
         handed = dict(state)
         try:
-            new = self.update(backend.xp, _read_only(p.data), _read_only(p.grad), state, group)
+            new = self.update(backend.xp, _read_only(p._data), _read_only(p.grad), state, group)
         except ValueError as err:
             if "read-only" not in str(err):
                 raise
@@ -367,8 +367,8 @@ class Optimizer:
                 f"{name}.update returned shape {fmt(tuple(new.shape))} for a parameter of "
                 f"shape {fmt(p.shape)}: the rule is wrong"
             )
-        if new.dtype != p.data.dtype:
-            new = new.astype(p.data.dtype)
+        if new.dtype != p._data.dtype:
+            new = new.astype(p._data.dtype)
         elif isinstance(new, np.ndarray) and not new.flags.writeable:
             new = new.copy()  # the rule returned (a view of) its read-only input
         for key, value in state.items():
@@ -619,7 +619,7 @@ def _from_saved(name: str, idx: int, key: str, value: Any, p: Tensor) -> Any:
             f"{name}.load_state_dict: state[{idx}][{key!r}] has shape {fmt(value.shape)}, but "
             f"parameter {idx} has shape {fmt(p.shape)}: {_SAME_LAYOUT}"
         )
-    return get_backend(p.device).asarray(value, dtype=p.data.dtype)
+    return get_backend(p.device).asarray(value, dtype=p._data.dtype)
 
 
 def _read_only(value: Any) -> Any:
@@ -640,4 +640,4 @@ def _state_to_device(state: dict[str, Any], backend: Any, p: Tensor) -> None:
     """Move state arrays left on another device (the model was moved after some steps)."""
     for key, value in state.items():
         if hasattr(value, "shape") and not isinstance(value, backend.array_type):
-            state[key] = backend.asarray(np.asarray(value), dtype=p.data.dtype)
+            state[key] = backend.asarray(np.asarray(value), dtype=p._data.dtype)

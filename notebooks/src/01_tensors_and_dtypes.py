@@ -22,7 +22,8 @@ lucid.random.seed(0)
 # ## 1. Making tensors
 #
 # Python floats become 64-bit floats and Python ints 64-bit ints, just as in NumPy. The `.data`
-# attribute is the NumPy array underneath.
+# attribute is the NumPy array underneath (with PyTorch's in-place methods added, such as
+# `.zero_()`).
 #
 # `lucid.tensor(...)` is the function spelling of the same constructor (as in PyTorch): same
 # arguments (`requires_grad=`, `dtype=`, `device=`), same result, a `Tensor`.
@@ -32,7 +33,7 @@ a = lucid.Tensor([1.0, 2.0, 3.0])
 b = lucid.Tensor([1, 2, 3])
 print(a.dtype, a.data.dtype)
 print(b.dtype, b.data.dtype)
-print(type(a.data).__name__, a.shape, a.ndim)
+print(isinstance(a.data, np.ndarray), a.shape, a.ndim)
 
 m = lucid.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 print(type(m).__name__, m.shape, m.dtype)

@@ -184,7 +184,7 @@ print("hook removed         :", round(float(x.grad), 6), " (= 2 + 2e)")
 x = lucid.tensor(3.0, requires_grad=True)
 xd = x.detach()
 print("x.detach(): requires_grad =", xd.requires_grad, " is_leaf =", xd.is_leaf,
-      " shares the data:", xd.data is x.data)
+      " shares the data:", xd.numpy() is x.numpy())
 y = x * xd
 y.backward()
 print("y =", y.item(), "  dy/dx =", float(x.grad), "  (x * x would give 2x = 6.0)")

@@ -73,7 +73,8 @@ xg = x.to("gpu")
 back = xg.to("cpu")
 
 for name, t in [("x", x), ("xg", xg), ("back", back)]:
-    kind = f"{type(t.data).__module__}.{type(t.data).__name__}"
+    array = type(t.data).__bases__[-1]  # the library's array class (Lucid adds PyTorch's methods)
+    kind = f"{array.__module__}.{array.__name__}"
     print(f"{name:5s} device={t.device!r:6s} dtype={t.dtype}  data is {kind}")
 print("same values after the round trip:", np.array_equal(x.numpy(), back.numpy()))
 

@@ -121,7 +121,7 @@ _B = binary()
 
 
 def _predicate(name, ref, arity=2):
-    fn = getattr(lucid, name)
+    fn = getattr(lucid, {"equal": "eq"}.get(name, name))  # lucid.equal is PyTorch's one bool
     if arity == 1:
         samples = tuple((s[0] > 0,) if name.startswith("logical") else (s[0],) for s in _B)
     elif name.startswith("logical"):

@@ -92,7 +92,7 @@ def _dead_rows(scores: Tensor) -> Tensor | None:
     if scores.size == 0:
         return None
     xp = get_backend(scores.device).xp
-    dead = xp.all(scores.data == -math.inf, axis=-1, keepdims=True)
+    dead = xp.all(scores._data == -math.inf, axis=-1, keepdims=True)
     return Tensor(dead, device=scores.device) if bool(xp.any(dead)) else None
 
 

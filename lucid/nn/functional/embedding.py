@@ -87,7 +87,7 @@ def _renorm_rows(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float)
         return
     values[rows[over]] *= (max_norm / (norms[over] + 1e-7))[:, None]
     with no_grad():
-        weight.data = Tensor(values, dtype=weight.dtype, device=weight.device).data
+        weight._data = Tensor(values, dtype=weight.dtype, device=weight.device)._data
         weight._version += 1
 
 

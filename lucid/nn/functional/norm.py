@@ -68,7 +68,7 @@ def _update_running(running_mean: Tensor, running_var: Tensor, mean: Tensor, unb
                for running, stat in ((running_mean, mean), (running_var, unbiased))]
     evaluate(*new)
     for buffer, value in zip((running_mean, running_var), new):
-        buffer.data = value.data
+        buffer._data = value._data
         buffer._version += 1
 
 

@@ -46,7 +46,7 @@ class Embedding(Module):
                 values = self.weight.numpy().copy()
                 values[self.padding_idx] = 0
                 fresh = Tensor(values, dtype=self.weight.dtype, device=self.weight.device)
-                self.weight.data = fresh.data
+                self.weight._data = fresh._data
                 self.weight._version += 1
 
     def forward(self, idx: Tensor) -> Tensor:

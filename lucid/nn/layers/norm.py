@@ -80,7 +80,7 @@ class _BatchNorm(Module):
             init.zeros_(self.running_mean)
             init.ones_(self.running_var)
             counter = self.num_batches_tracked
-            counter.data = counter.data * 0
+            counter._data = counter._data * 0
             counter._version += 1
 
     def reset_parameters(self) -> None:
@@ -117,7 +117,7 @@ class _BatchNorm(Module):
         )
         if counting:  # only now: a batch that batch_norm refused is not counted
             counter = self.num_batches_tracked
-            counter.data = counter.data + 1
+            counter._data = counter._data + 1
             counter._version += 1
             # computed now, like the running statistics: on "gpu" a lazy "+ 1" would chain
             # every training step onto the one before (about 1 KB of MLX graph a step)

@@ -111,7 +111,7 @@ class _Cell(Module):
         _uniform_init(self, self.hidden_size)
 
     def _zeros(self, x: Tensor) -> Tensor:
-        return Tensor._wrap(x.data[..., :1] * 0, x.device).broadcast_to(
+        return Tensor._wrap(x._data[..., :1] * 0, x.device).broadcast_to(
             (*x.shape[:-1], self.hidden_size)) * 1.0
 
     def _check(self, x: Tensor) -> None:

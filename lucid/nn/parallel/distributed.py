@@ -84,7 +84,7 @@ class _Bucket:
 
     def __init__(self, params: list[Any]) -> None:
         self.params = params
-        self.nbytes = sum(p.data.nbytes for p in params)
+        self.nbytes = sum(p._data.nbytes for p in params)
         self.ready: set[int] = set()
         self.totals: dict[int, Any] = {}  # id(param) -> its gradient total of this backward
 
@@ -120,7 +120,7 @@ class _Reducer:
         """
         if not self.armed:
             return None
-        total = g.data if p.grad is None else p.grad + g.data
+        total = g._data if p.grad is None else p.grad + g._data
         total = BACKENDS[p.device].copy(total)  # written into in place: it must be ours
         bucket = self.bucket_of[id(p)]
         bucket.ready.add(id(p))
@@ -169,7 +169,7 @@ def _plan_buckets(params: list[Any], cap_bytes: int) -> list[_Bucket]:
     """Reverse registration order, a new bucket when the cap, the device or the dtype says."""
     buckets, current = [], []
     for p in reversed(params):
-        if current and (sum(q.data.nbytes for q in current) + p.data.nbytes > cap_bytes
+        if current and (sum(q._data.nbytes for q in current) + p._data.nbytes > cap_bytes
                         or p.device != current[0].device or p.dtype != current[0].dtype):
             buckets.append(_Bucket(current))
             current = []

@@ -111,11 +111,11 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     start = 0
     pieces = []
     for p in params:
-        piece = vec.data[start:start + p.size].reshape(p.shape)
+        piece = vec._data[start:start + p.size].reshape(p.shape)
         pieces.append(get_backend(p.device).asarray(
-            get_backend(vec.device).to_numpy(piece), dtype=p.data.dtype))
+            get_backend(vec.device).to_numpy(piece), dtype=p._data.dtype))
         start += p.size
     for p, piece in zip(params, pieces):
-        p.data = piece
+        p._data = piece
         p._version += 1
 from lucid.nn.utils import rnn  # noqa: E402,F401  (nn.utils.rnn.pad_sequence)
