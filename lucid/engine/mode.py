@@ -4,7 +4,7 @@ They are attributes of one small object, ``MODE``, and they are *per thread*, as
 PyTorch: ``no_grad()`` in one thread leaves another thread's backward pass alone.  Each
 thread starts with grad on and counting off.  The dispatcher's hot path reads one of them,
 ``MODE.fast``: True while grad is on, counting is off and no mode block is open -- the
-training loop -- and otherwise it asks :func:`modes`.
+training loop -- and otherwise it probes the innermost open block (see below).
 
 Ctrl-C and the end of a ``with`` block
 --------------------------------------
@@ -20,7 +20,8 @@ that the block watches through a weak reference.  The statement keeps that exit 
 frame's stack while the block is open and drops it when the block ends -- after calling
 it, or when the frame unwinds without calling it -- so "the block is open" is simply "its
 exit is still alive".  The modes are put back a moment later, by :func:`settle`, which every
-reader of the modes calls first while a block is open (a weak-reference call: cheap).
+reader of the modes calls first while a block is open (the dispatcher only when the
+innermost block's probe, a weak-reference call, says it has ended).
 """
 
 from __future__ import annotations
@@ -94,22 +95,18 @@ def settle() -> None:
     _publish()
 
 
-def modes() -> tuple[bool, bool]:
-    """``(grad mode, FLOPs counting)`` as they are now."""
-    probe = MODE.probe
-    if probe is not None and not probe():  # the innermost block has ended
-        settle()
-    return MODE.grad, MODE.flops
-
-
 def grad_enabled() -> bool:
     """True when operations record a graph for backward."""
-    return modes()[0]
+    if MODE.blocks:
+        settle()
+    return MODE.grad
 
 
 def flops_enabled() -> bool:
     """True inside ``lucid.count_flops()``."""
-    return modes()[1]
+    if MODE.blocks:
+        settle()
+    return MODE.flops
 
 
 def recording() -> Recorder | None:
@@ -168,7 +165,7 @@ class _Switch:
         settle()  # first put back the modes of blocks that have ended
         block = _Block(self, self._before())
         MODE.blocks.append(block)
-        _publish()  # ops ask modes() from now on
+        _publish()  # ops probe the block from now on
         self._switch()  # (an interrupt before the lock is taken: the block counts as ended)
         return block
 

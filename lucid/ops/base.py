@@ -461,7 +461,7 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
         data, logical = _numpy_result_dtype(op, args, data, logical)
     if MODE.fast:  # grad on, not counting, no mode block open: the training loop
         grad, counting = True, False
-    else:  # modes() spelled out: a no_grad loop or a count_flops() block pays one probe
+    else:  # a no_grad loop or a count_flops() block: one probe of the innermost block
         probe = MODE.probe
         if probe is not None and not probe():
             settle()
