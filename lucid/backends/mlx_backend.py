@@ -52,6 +52,8 @@ class MLXBackend(Backend):
     def asarray(self, data: Any, dtype: Any = None) -> mx.array:
         if isinstance(data, mx.array):
             return data if dtype is None or data.dtype == dtype else data.astype(dtype)
+        if isinstance(data, np.generic):  # a NumPy scalar (np.float64(0) from a sum of
+            data = np.asarray(data)  # nothing): MLX would read it as a Python float, float32
         if isinstance(data, np.ndarray) and (not data.flags.c_contiguous or not data.size):
             # MLX refuses negative strides (x[::-1]), which NumPy calls contiguous when empty
             data = data.copy(order="C")
