@@ -150,3 +150,21 @@ def test_seed_002_style_flops_on_matmul_chain():
     with lucid.count_flops():
         y = lucid.tanh(x @ w)
     assert y.flops == 3 * 4 * 5 + 3 * 5
+
+
+def test_bitwise_operators_have_reflected_and_in_place_forms():
+    """``True | mask`` and ``3 ^ ints`` (a Python value on the left) work as in NumPy and
+    PyTorch, and ``x &= 3`` updates ``x``."""
+    ints = np.array([1, 2, 6])
+    mask = np.array([True, False, True])
+    for device in ("cpu", "gpu"):
+        i, m = lucid.Tensor(ints, device=device), lucid.Tensor(mask, device=device)
+        assert (True | m).tolist() == (True | mask).tolist()
+        assert (False & m).tolist() == (False & mask).tolist()
+        assert (3 ^ i).tolist() == (3 ^ ints).tolist()
+        assert (6 & i).tolist() == (6 & ints).tolist()
+        j = lucid.Tensor(ints.copy(), device=device)
+        j &= 3
+        assert j.tolist() == (ints & 3).tolist()
+        with pytest.raises(TypeError, match="^bitwise_and: needs integer or Bool"):
+            2.5 & i  # noqa: B018
