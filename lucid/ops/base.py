@@ -422,8 +422,8 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
         if len(args) == 2:
             return op.forward(backend.xp, args[0].data, args[1].data)
         return op.forward(backend.xp, *[a.data for a in args])
-    except TypeError as exc:  # the array library refusing the dtypes (bool - bool)
-        raise _named(op, args, exc) from None
+    except (TypeError, ValueError) as exc:  # the array library refusing the dtypes (bool -
+        raise _named(op, args, exc) from None  # bool) or the values (ints to negative powers)
     except OverflowError as exc:  # a size past what the array library can index
         shapes = ", ".join(fmt(a.shape) for a in args)
         raise op.error(f"inputs {shapes} on {device!r}: {exc} (the \"gpu\" device's sizes are "
@@ -436,13 +436,13 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
 _NAMES_AN_OP = re.compile(r"^[A-Za-z_][A-Za-z_0-9.\[\]]*( \w+)?: ")
 
 
-def _named(op: Op, args: tuple[Tensor, ...], exc: TypeError) -> TypeError:
+def _named(op: Op, args: tuple[Tensor, ...], exc: Exception) -> Exception:
     """``exc`` as it is when it names the op already; else (NumPy's own words: "numpy
     boolean subtract, the `-` operator, is not supported ...") with the op and the dtypes."""
     if _NAMES_AN_OP.match(str(exc)):  # "conv2d: input has dtype Int64; ..."
         return exc
     dtypes = ", ".join(a.dtype.name for a in args)
-    return op.error(f"inputs of dtype {dtypes}: {exc}", TypeError)
+    return op.error(f"inputs of dtype {dtypes}: {exc}", type(exc))
 
 
 def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
@@ -557,8 +557,8 @@ def _numpy_result_dtype(op: Op, args: tuple[Tensor, ...], data: Any, logical: An
         try:
             with np.errstate(all="ignore"):
                 ref = probe.forward(np, *[a.numpy() for a in args])
-        except TypeError as exc:  # NumPy refuses what MLX computed: refuse on both devices
-            raise _named(op, args, exc) from None
+        except (TypeError, ValueError) as exc:  # NumPy refuses what MLX computed: refuse
+            raise _named(op, args, exc) from None  # on both devices
         want = _NUMPY_DTYPE[key] = to_numeric_type(ref.dtype)
     if to_numeric_type(data.dtype) != want:
         data = data.astype(want.parse(args[0].device))
