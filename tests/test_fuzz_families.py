@@ -223,7 +223,10 @@ UNARY_FLOAT = {"exp": (lucid.exp, np.exp), "log": (lucid.log, np.log),
                "sqrt": (lucid.sqrt, np.sqrt), "tanh": (lucid.tanh, np.tanh),
                "sin": (lucid.sin, np.sin),
                "sigmoid": (lucid.sigmoid, lambda a: 1 / (1 + np.exp(-a))),
-               "erf": (lucid.erf, np.vectorize(math.erf, otypes=[np.float64]))}
+               "erf": (lucid.erf, np.vectorize(math.erf, otypes=[np.float64])),
+               "softplus": (lucid.nn.functional.softplus, lambda a: np.log1p(np.exp(a))),
+               "silu": (lucid.nn.functional.silu, lambda a: a / (1 + np.exp(-a))),
+               "mish": (lucid.nn.functional.mish, lambda a: a * np.tanh(np.log1p(np.exp(a))))}
 
 
 @FUZZ
@@ -231,7 +234,8 @@ UNARY_FLOAT = {"exp": (lucid.exp, np.exp), "log": (lucid.log, np.log),
        name=st.sampled_from(sorted(UNARY_FLOAT)), seed=st.integers(0, 99))
 def test_float_functions_of_integers_give_numpys_float(dtype, name, seed):
     """exp, erf, ... of an integer tensor: NumPy's float for it (int64 -> float64, int8 ->
-    float16), the same on both devices.  (erf of an int64 tensor was truncated back to int.)"""
+    float16), the same on both devices.  (erf of an int64 tensor was truncated back to int;
+    sigmoid, softplus, silu and mish of a uint8 tensor were 0 or inf: -|x| wrapped around.)"""
     fn, ref = UNARY_FLOAT[name]
     xa = np.random.default_rng(seed).integers(0 if dtype in ("bool", "uint8") else -3, 4,
                                               size=(2, 3)).astype(dtype)
