@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from lucid.backends.numpy_erf import erf as numpy_erf
 from lucid.ops.base import FUNCTIONS, Op, apply, public
 from lucid.shapes import broadcast_shape
@@ -374,7 +376,7 @@ class Clip(Elementwise):
 
     def forward(self, xp, x):
         self.x = x
-        return xp.clip(x, self.lo, self.hi)
+        return xp.clip(x, _in_range(x.dtype, self.lo), _in_range(x.dtype, self.hi))
 
     def backward(self, xp, g):
         x = self.x
@@ -384,6 +386,16 @@ class Clip(Elementwise):
         if self.hi is not None:
             keep = keep & (x <= self.hi)
         return (xp.where(keep, g, 0),)
+
+
+def _in_range(dtype: Any, bound: Any) -> Any:
+    """An int bound past an integer dtype's range moved to its edge: every value is on that
+    side of it anyway (clamping a uint8 at -1 clamps nothing), and MLX refuses the -1."""
+    name = str(dtype).rsplit(".", 1)[-1]
+    if not isinstance(bound, int) or not name.startswith(("int", "uint")):
+        return bound
+    info = np.iinfo(name)
+    return min(max(bound, int(info.min)), int(info.max))
 
 
 class Clamp(Clip):
