@@ -420,13 +420,13 @@ class _Piecewise(Elementwise):
 
 
 class Sign(_Piecewise):
-    """y = sign(x) in {-1, 0, 1}.   dy/dx = 0."""
+    """y = sign(x) in {-1, 0, 1}, NaN for NaN (as NumPy; MLX gives 0).   dy/dx = 0."""
 
     name = "sign"
     method = True
 
     def forward(self, xp, x):
-        return xp.sign(x)
+        return xp.where(x != x, x, xp.sign(x))  # (x != x: x is NaN)
 
 
 class Round(_Piecewise):
