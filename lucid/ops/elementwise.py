@@ -643,6 +643,26 @@ class FloorDiv(Binary):
         return (zero if self.needs[0] else None), (zero if self.needs[1] else None)
 
 
+class Remainder(Binary):
+    """y = a mod b = a - b floor(a / b), with the sign of b (Python's ``%``, NumPy's and
+    PyTorch's ``remainder``).   dy/da = 1, dy/db = -floor(a / b) (away from the jumps)."""
+
+    name = "remainder"
+    operator = "%"
+    wants_needs = True
+    bwd_cost = (0, 2)  # g; and floor(a / b) times -g
+
+    def forward(self, xp, a, b):
+        self.check(a, b)
+        self.a, self.b = a, b
+        return xp.remainder(a, b)
+
+    def backward(self, xp, g):
+        ga = g if self.needs[0] else None
+        gb = -g * xp.floor_divide(self.a, self.b) if self.needs[1] else None
+        return ga, gb
+
+
 class Pow(Binary):
     """y = a^b.   dy/da = b a^(b-1) (0 where b = 0, as PyTorch: also at a = 0),
     dy/db = a^b ln a (taken as 0 where a = 0)."""

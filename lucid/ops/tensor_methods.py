@@ -19,7 +19,7 @@ from lucid.tensor import Tensor
 # ``x.__rmul__(2)``, ``True | mask`` calls ``mask.__ror__(True)``) and, except ``@``, an
 # in-place one (``x *= 2``).
 _ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
-               "**": "pow", "@": "matmul", "&": "and", "|": "or", "^": "xor"}
+               "%": "mod", "**": "pow", "@": "matmul", "&": "and", "|": "or", "^": "xor"}
 _SPECIAL = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__",
             ">=": "__ge__", "-x": "__neg__", "~x": "__invert__", "abs(x)": "__abs__",
             "[]": "__getitem__"}
