@@ -62,7 +62,7 @@ def test_backward_interrupted_at_any_line_leaves_every_grad_before_or_after():
             p.grad = None
         lin1, lin2, x, _ = _model()
         _loss(lin1, lin2, x).backward()
-        assert MODE.grad and not MODE.saved
+        assert lucid.grad_enabled() and not MODE.blocks
 
     count = at_every_line(setup, lambda s: s[0].backward(), check)
     assert count > 50  # the walk really ran Lucid's lines
@@ -77,7 +77,7 @@ def test_no_grad_function_interrupted_at_any_line_restores_grad_mode():
         return lucid.tensor([1.0, 2.0], requires_grad=True)
 
     def check(w, interrupted):
-        assert MODE.grad is True and MODE.saved == []
+        assert lucid.grad_enabled() is True and MODE.blocks == []
         assert (w * 3.0).requires_grad  # graphs are recorded again
 
     assert at_every_line(setup, update, check) > 5

@@ -129,3 +129,18 @@ def test_third_derivatives_of_silu_softplus_mish_at_zero(device):
     np.testing.assert_allclose(_third(F.mish, x, device), _mish_third(np.array(x)),
                                rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(_third(F.mish, x, device)[0], -0.0960, atol=5e-4)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_sign_of_nan_is_nan_and_logsumexp_of_nothing_is_minus_infinity(device):
+    """sign(NaN) is NaN on both devices (MLX gave 0, NumPy NaN); logsumexp over no element
+    is log 0 = -inf in a float, for bool and int input too (it was -inf cast to the input's
+    dtype: True for a bool)."""
+    y = lucid.sign(lucid.Tensor(np.array([np.nan, -0.0, 2.0, -np.inf]), device=device))
+    np.testing.assert_array_equal(y.numpy(), np.sign([np.nan, -0.0, 2.0, -np.inf]))
+    for dtype in (np.bool_, np.int64, np.float64):
+        empty = lucid.Tensor(np.zeros((2, 0), dtype), device=device)
+        total = lucid.logsumexp(empty, axis=(0, 1))
+        rows = lucid.logsumexp(empty, axis=1)
+        assert total.dtype == rows.dtype == lucid.Float64
+        assert total.item() == -np.inf and rows.tolist() == [-np.inf, -np.inf]

@@ -264,3 +264,19 @@ def test_complex128_on_gpu_says_what_to_do():
 if __name__ == "__main__":
     warnings.simplefilter("ignore")
     print(f"ok {run_all(int(sys.argv[1]))}")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int64, np.bool_])
+def test_a_reduction_of_nothing_on_gpu_keeps_numpys_dtype(dtype):
+    """A sum over an empty array is computed with NumPy, whose answer is a NumPy scalar
+    (np.float64(0.0)); MLX reads a scalar as a Python number, so it came back float32."""
+    data = np.zeros((0, 3), dtype)
+    for name, f, ref in [
+        ("sum", lambda t: t.sum(), np.sum(data)),
+        ("prod", lambda t: t.prod(), np.prod(data)),
+        ("einsum", lambda t: lucid.einsum("ij->", t), np.einsum("ij->", data)),
+    ]:
+        for device in ("cpu", "gpu"):
+            y = f(lucid.Tensor(data, device=device))
+            assert y.dtype == lucid.types.to_numeric_type(np.asarray(ref).dtype), (name, device)
+            assert y.item() == ref.item()

@@ -205,3 +205,29 @@ def test_argsort_records_no_graph_but_counts_flops():
     with lucid.count_flops():
         idx = lucid.argsort(x)
     assert idx.flops == 8  # round(4·log2 4)
+
+
+def test_gpu_index_arrays_beside_reversed_slices_backward_and_assignment():
+    """``x[idx, :, :, ::-1]`` on "gpu": MLX's updates misread a reversed slice beside index
+    arrays (a raw broadcast error, or values written to the wrong places), so the backward
+    pass and ``x[...] = v`` go through flat positions there too.  Checked against NumPy."""
+    import itertools
+
+    a = np.arange(36.0).reshape(3, 3, 2, 2)
+    slices = [slice(None), slice(None, None, -1), slice(2, 0, -1), slice(0, 2)]
+    for first in (np.array([True, False, True]), np.array([0, 2])):
+        for rest in itertools.product(slices, repeat=3):
+            index = (first, *rest)
+            lucid_index = (lucid.Tensor(first, device="gpu"), *rest)
+            x = lucid.Tensor(a, device="gpu", requires_grad=True)
+            y = x[lucid_index]
+            w = np.arange(y.size, dtype=float).reshape(y.shape)
+            (y * lucid.Tensor(w, device="gpu")).sum().backward()
+            want = np.zeros_like(a)
+            np.add.at(want, index, w)
+            np.testing.assert_array_equal(np.asarray(x.grad), want, err_msg=str(index))
+            z = lucid.Tensor(a.copy(), device="gpu")
+            z[lucid_index] = lucid.Tensor(w, device="gpu")
+            want = a.copy()
+            want[index] = w
+            np.testing.assert_array_equal(z.numpy(), want, err_msg=str(index))

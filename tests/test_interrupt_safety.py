@@ -19,7 +19,7 @@ from lucid.optim import SGD, Adam, lr_scheduler
 def _grad_mode_as_before() -> None:
     """``optimizer.step`` switches grad mode off for its computation; an interrupt anywhere in
     it (the switch itself included) must leave the mode on, with nothing left to restore."""
-    assert lucid.grad_enabled() and MODE.saved == []
+    assert lucid.grad_enabled() and MODE.blocks == []
 
 
 def _model(seed: int = 0, norm: bool = True) -> nn.Module:

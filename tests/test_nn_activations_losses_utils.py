@@ -821,3 +821,85 @@ def test_3d_pools_convs_and_transposed_1d_gradients_against_pytorch():
         (t * torch.tensor(g)).sum().backward()
         for o, th in zip(ours, theirs):
             np.testing.assert_allclose(o.grad, th.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# -- label smoothing, and a batch whose every target is ignored ------------------------------
+def _smoothed_ce_reference(x, t, w, eps, ignore, reduction):
+    """PyTorch's definition in float64: (1 - eps) * weighted NLL + eps * the cross-entropy
+    against the uniform target, both 0 for ignored samples; "mean" divides each by the sum
+    of the weights of the samples kept."""
+    c = x.shape[1]
+    z = x - x.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    w = np.ones(c) if w is None else w
+    kept = t != ignore
+    safe = np.where(kept, t, 0)
+    picked = np.take_along_axis(logp, safe[:, None], 1)[:, 0]
+    nll = np.where(kept, -w[safe] * picked, 0.0)
+    uniform = np.where(kept, -(logp * w).sum(1) / c, 0.0)
+    per = (1 - eps) * nll + eps * uniform
+    if reduction == "none":
+        return per
+    if reduction == "sum":
+        return per.sum()
+    return per.sum() / np.where(kept, w[safe], 0.0).sum()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_label_smoothing_matches_pytorchs_definition(reduction, weighted):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(5, 4))
+    t = np.array([0, 3, 1, 1, 2])
+    w = rng.uniform(0.5, 2.0, 4) if weighted else None
+    want = _smoothed_ce_reference(x, t, w, 0.2, 1, reduction)
+    for device in ("cpu", "gpu"):
+        xt = lucid.Tensor(x, requires_grad=True, device=device)
+        got = F.cross_entropy(xt, lucid.Tensor(t, device=device),
+                              None if w is None else lucid.Tensor(w, device=device),
+                              ignore_index=1, reduction=reduction, label_smoothing=0.2)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-10 if device == "cpu" else 1e-7)
+        got.sum().backward()
+        fd = np.zeros_like(x)  # central differences of the float64 reference
+        for i in np.ndindex(x.shape):
+            d = np.zeros_like(x)
+            d[i] = 1e-6
+            fd[i] = (_smoothed_ce_reference(x + d, t, w, 0.2, 1, reduction).sum()
+                     - _smoothed_ce_reference(x - d, t, w, 0.2, 1, reduction).sum()) / 2e-6
+        np.testing.assert_allclose(np.asarray(xt.grad), fd, rtol=1e-6, atol=1e-7)
+    module = nn.CrossEntropyLoss(ignore_index=1, reduction=reduction, label_smoothing=0.2,
+                                 weight=None if w is None else lucid.Tensor(w))
+    np.testing.assert_allclose(module(lucid.Tensor(x), lucid.Tensor(t)).numpy(), want,
+                               rtol=1e-10)
+
+
+def test_label_smoothing_of_probabilities_mixes_in_the_uniform_distribution():
+    rng = np.random.default_rng(4)
+    x, p = rng.normal(size=(3, 4)), rng.dirichlet(np.ones(4), 3)
+    z = x - x.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    want = -(((1 - 0.3) * p + 0.3 / 4) * logp).sum(1).mean()
+    got = F.cross_entropy(lucid.Tensor(x), lucid.Tensor(p), label_smoothing=0.3)
+    np.testing.assert_allclose(got.item(), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="^cross_entropy: label_smoothing must be between 0 "
+                                         "and 1, got 1.5"):
+        F.cross_entropy(lucid.Tensor(x), lucid.Tensor(p), label_smoothing=1.5)
+
+
+@pytest.mark.parametrize("loss", [
+    lambda x, t, w: F.cross_entropy(x, t, w, ignore_index=0),
+    lambda x, t, w: F.cross_entropy(x, t, w, ignore_index=0, label_smoothing=0.1),
+    lambda x, t, w: F.nll_loss(F.log_softmax(x, 1), t, w, ignore_index=0),
+], ids=["cross_entropy", "label_smoothing", "nll_loss"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_batch_whose_every_target_is_ignored_has_zero_gradients(loss, weighted):
+    """The "mean" of no sample is 0/0, NaN, as in PyTorch; but nothing is learnt from an
+    ignored sample, so the gradients are 0 (they were NaN: 0 * 1/0)."""
+    for device in ("cpu", "gpu"):
+        x = lucid.Tensor(np.array([[1.1, 0.5], [0.9, 1.0]]), requires_grad=True,
+                         device=device)
+        w = lucid.Tensor(np.array([0.5, 2.0]), device=device) if weighted else None
+        y = loss(x, lucid.Tensor(np.array([0, 0]), device=device), w)
+        assert math.isnan(y.item())
+        y.backward()
+        np.testing.assert_array_equal(np.asarray(x.grad), np.zeros((2, 2)))

@@ -53,3 +53,23 @@ def test_a_forward_that_fails_midway_changes_no_running_statistic():
     np.testing.assert_array_equal(running_mean.numpy(), np.zeros(3))
     np.testing.assert_array_equal(running_var.numpy(), np.ones(3))
     assert running_mean._version == 0 and running_var._version == 0
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_an_empty_batch_passes_batch_norm_in_training_as_in_pytorch(device):
+    """(0, C) or (0, C, H, W) in training: an empty output, running statistics unchanged,
+    zero gradients for weight and bias -- PyTorch's answer; it was refused as "more than 1
+    value per channel" (the rule for a batch of one)."""
+    nn = lucid.nn
+    for bn, shape in ((nn.BatchNorm1d(2), (0, 2)), (nn.BatchNorm2d(2), (0, 2, 3, 3))):
+        bn.to(device)
+        x = lucid.Tensor(np.zeros(shape), device=device, requires_grad=True)
+        y = bn(x)
+        assert y.shape == shape
+        y.sum().backward()
+        assert bn.running_mean.tolist() == [0.0, 0.0] and bn.running_var.tolist() == [1.0, 1.0]
+        np.testing.assert_array_equal(np.asarray(bn.weight.grad), [0.0, 0.0])
+        np.testing.assert_array_equal(np.asarray(bn.bias.grad), [0.0, 0.0])
+        assert bn.num_batches_tracked.item() == 1  # (counted, as PyTorch counts it)
+    with pytest.raises(ValueError, match="^batch_norm: expected more than 1 value per channel"):
+        nn.BatchNorm1d(2).to(device)(lucid.Tensor(np.zeros((1, 2)), device=device))

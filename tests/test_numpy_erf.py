@@ -38,3 +38,23 @@ def test_special_values(dtype):
     assert np.signbit(got[4]) and not np.signbit(got[3])  # erf(-0) = -0, as math.erf
     with np.errstate(all="raise"):  # no warnings on the way
         erf(np.array([1e300, -1e300, 30.0, 1e-300], dtype=np.float64))
+
+
+@pytest.mark.parametrize(("dtype", "want"), [(np.int64, np.float64), (np.int32, np.float64),
+                                             (np.int16, np.float32), (np.int8, np.float16),
+                                             (np.bool_, np.float16)])
+def test_integers_give_the_float_numpys_ufuncs_give(dtype, want):
+    """erf(1) of an int64 array is 0.8427 in float64 (as np.exp of it is a float64), not 0."""
+    x = np.array([1, 0, 1]).astype(dtype)
+    y = erf(x)
+    assert y.dtype == want == np.exp(x).dtype
+    np.testing.assert_allclose(y, [math.erf(1), 0.0, math.erf(1)], rtol=1e-3)
+
+
+def test_lucid_erf_of_integers_is_a_float_on_both_devices():
+    import lucid
+
+    for device in ("cpu", "gpu"):
+        y = lucid.erf(lucid.Tensor(np.array([1, -5]), device=device))
+        assert y.dtype == lucid.Float64
+        np.testing.assert_allclose(y.numpy(), [math.erf(1), math.erf(-5)], rtol=1e-6)

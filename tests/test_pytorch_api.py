@@ -1117,3 +1117,18 @@ def test_add_takes_pytorchs_old_order_a_number_then_the_tensor(device):
     np.testing.assert_array_equal(_f64(x), -1.0 * g)
     x.sub_(0.25, lucid.tensor(g, device=device))
     np.testing.assert_array_equal(_f64(x), -1.25 * g)
+
+
+def test_pytorchs_names_asin_acos_atan_amax_amin_true_and_floor_divide():
+    a = np.array([[-0.5, 0.25, 0.75], [0.1, -0.9, 0.3]])
+    x = lucid.Tensor(a, requires_grad=True)
+    for name, ref in (("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan)):
+        np.testing.assert_allclose(getattr(lucid, name)(x).numpy(), ref(a), rtol=1e-12)
+        np.testing.assert_allclose(getattr(x, name)().numpy(), ref(a), rtol=1e-12)
+    np.testing.assert_array_equal(lucid.amax(x, 1).numpy(), a.max(1))
+    np.testing.assert_array_equal(x.amin(dim=0, keepdim=True).numpy(), a.min(0, keepdims=True))
+    assert lucid.amax(x).item() == a.max() and lucid.amin(x, dim=(0, 1)).item() == a.min()
+    lucid.amax(x, 1).sum().backward()  # the values carry the gradient
+    np.testing.assert_array_equal(np.asarray(x.grad), (a == a.max(1, keepdims=True)) * 1.0)
+    np.testing.assert_array_equal(lucid.true_divide(x, 2.0).numpy(), a / 2)
+    np.testing.assert_array_equal(lucid.floor_divide(x, 0.25).numpy(), a // 0.25)

@@ -8,7 +8,7 @@ import pytest
 
 import lucid
 import lucid.nn as nn
-from lucid.engine.mode import MODE, record_ops
+from lucid.engine.mode import MODE, record_ops, recording
 
 
 class Block(nn.Module):
@@ -53,14 +53,14 @@ def test_each_op_carries_the_innermost_module_path():
 
 def test_nothing_is_recorded_outside_and_module_paths_need_a_recorder():
     net, x = Net(), lucid.Tensor(np.ones((4, 3)), requires_grad=True)
-    assert MODE.recorder is None
+    assert recording() is None
     y = net(x)
     op = y._op
     assert getattr(op, "module", None) is None  # no recorder: no stamp
     with record_ops(root_name=lambda m: "model") as rec:
         net(x)
     assert rec.calls[0].path == "model" and rec.calls[1].path == "model.block"
-    assert MODE.recorder is None
+    assert recording() is None
 
 
 def test_an_exception_inside_a_module_leaves_the_recorder_consistent():

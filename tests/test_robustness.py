@@ -523,3 +523,26 @@ def test_complete_qr_and_integer_matmul(device):
     y = lucid.Tensor(m, device=device) @ lucid.Tensor(m.T, device=device)
     assert y.dtype == lucid.Int64
     np.testing.assert_array_equal(y.numpy(), m @ m.T)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_values_numpy_refuses_give_an_error_naming_the_op(device):
+    """NumPy's own ValueErrors (ints to negative powers, the max of nothing) come out named,
+    alike on both devices."""
+    ints = lucid.Tensor(np.array([1, -2], np.int8), device=device)
+    with pytest.raises(ValueError, match=r"^pow: inputs of dtype Int8, Int8: Integers to "
+                                         "negative integer powers are not allowed"):
+        3 ** ints  # noqa: B018
+    empty = lucid.Tensor(np.zeros((0, 2)), device=device)
+    with pytest.raises(ValueError, match=r"^vector_norm: .*zero-size array"):
+        lucid.linalg.vector_norm(empty, ord=float("inf"))
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_clamping_an_integer_tensor_at_a_bound_past_its_range(device):
+    """clamp(uint8, -1, 1): every uint8 is above -1 already; "gpu" (MLX) refused the -1."""
+    x = np.array([3, 4, 0], np.uint8)
+    y = lucid.clamp(lucid.Tensor(x, device=device), -1, 1)
+    assert y.dtype == lucid.UInt8 and y.tolist() == np.clip(x, -1, 1).tolist()
+    z = lucid.clip(lucid.Tensor(x.astype(np.int8), device=device), -300, 300)
+    assert z.tolist() == x.tolist()

@@ -162,3 +162,11 @@ def test_pad_forms_match_numpy():
     for width in (2, (1, 2), [(1, 2)], ((0, 1), (2, 0)), [[1, 0], [0, 1]], (3,)):
         got = lucid.pad(lucid.Tensor(a), width, constant_values=-1.0).numpy()
         np.testing.assert_array_equal(got, np.pad(a, width, constant_values=-1.0))
+
+
+def test_triu_and_tril_take_pytorchs_diagonal_keyword():
+    a = np.arange(16.0).reshape(4, 4)
+    for device in ("cpu", "gpu"):
+        x = lucid.Tensor(a, device=device)
+        np.testing.assert_array_equal(lucid.triu(x, diagonal=1).numpy(), np.triu(a, 1))
+        np.testing.assert_array_equal(x.tril(diagonal=-1).numpy(), np.tril(a, -1))

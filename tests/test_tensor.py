@@ -150,3 +150,41 @@ def test_seed_002_style_flops_on_matmul_chain():
     with lucid.count_flops():
         y = lucid.tanh(x @ w)
     assert y.flops == 3 * 4 * 5 + 3 * 5
+
+
+def test_bitwise_operators_have_reflected_and_in_place_forms():
+    """``True | mask`` and ``3 ^ ints`` (a Python value on the left) work as in NumPy and
+    PyTorch, and ``x &= 3`` updates ``x``."""
+    ints = np.array([1, 2, 6])
+    mask = np.array([True, False, True])
+    for device in ("cpu", "gpu"):
+        i, m = lucid.Tensor(ints, device=device), lucid.Tensor(mask, device=device)
+        assert (True | m).tolist() == (True | mask).tolist()
+        assert (False & m).tolist() == (False & mask).tolist()
+        assert (3 ^ i).tolist() == (3 ^ ints).tolist()
+        assert (6 & i).tolist() == (6 & ints).tolist()
+        j = lucid.Tensor(ints.copy(), device=device)
+        j &= 3
+        assert j.tolist() == (ints & 3).tolist()
+        with pytest.raises(TypeError, match="^bitwise_and: needs integer or Bool"):
+            2.5 & i  # noqa: B018
+
+
+def test_the_percent_operator_is_pythons_and_numpys_remainder():
+    """``x % y`` (and ``7 % x``, ``x %= 3``) as Python, NumPy and PyTorch: the sign of the
+    divisor.  It had no op: Python's bare "unsupported operand" error."""
+    a, b = np.array([-5.5, 5.0, 7.25, -3.0]), np.array([2.0, -3.0, 2.0, 1.5])
+    ints = np.array([7, -7, 4])
+    for device in ("cpu", "gpu"):
+        x = lucid.Tensor(a, device=device, requires_grad=True)
+        y = lucid.Tensor(b, device=device, requires_grad=True)
+        r = x % y
+        np.testing.assert_array_equal(r.numpy(), np.remainder(a, b))
+        r.sum().backward()
+        np.testing.assert_array_equal(np.asarray(x.grad), np.ones(4))
+        np.testing.assert_array_equal(np.asarray(y.grad), -np.floor_divide(a, b))
+        i = lucid.Tensor(ints, device=device)
+        assert (i % 3).tolist() == (ints % 3).tolist()
+        assert (7 % i).tolist() == (7 % ints).tolist()
+        i %= 3
+        assert i.tolist() == (ints % 3).tolist() and i.dtype == lucid.Int64

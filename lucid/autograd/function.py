@@ -47,12 +47,10 @@ from typing import Any, ClassVar
 from lucid.backends import backend_for
 from lucid.cost import Cost
 from lucid.engine.mode import (
-    MODE,
-    count_flops,
     enable_grad,
     flops_enabled,
     grad_enabled,
-    no_grad,
+    switch_modes,
 )
 from lucid.ops.base import Op, apply
 from lucid.ops.graph_xp import NotTwiceDifferentiable
@@ -126,9 +124,10 @@ class _FunctionOp(Op):
                 return self._pack(xp, self._call(xs), graph=True)
         device = backend_for(xp).device
         inputs = [Tensor._wrap(x, device) for x in xs]  # the arrays, seen as plain tensors
-        with _inner(counted=flops_enabled()) as inner:
+        counted = flops_enabled()
+        with _inner(counted):
             out = self._pack(xp, self._call(inputs), graph=False)
-        self.inner_cost = inner.cost_of(*self.outputs)
+        self.inner_cost = _cost_of(counted, *self.outputs)
         if not self.shapes:  # every output marked non-differentiable
             self.differentiable = False
         return out._data
@@ -174,11 +173,11 @@ class _FunctionOp(Op):
                 return self._gradients(grads, g.device, True)
         device = backend_for(xp).device
         counted = getattr(self, "flops", None) is not None
-        with _inner(counted=counted) as inner:
+        with _inner(counted):
             grads = self.function.backward(self.ctx, *self._unpack(xp, g, device))
             out = self._gradients(grads, device, False)
         if counted:
-            cost = inner.cost_of(*[t for t in self.last_grads if t is not None])
+            cost = _cost_of(counted, *[t for t in self.last_grads if t is not None])
             self.flops_bwd, self.macs_bwd = cost.seed_count, cost.macs
         return out
 
@@ -262,33 +261,22 @@ class _FunctionOp(Op):
         return self.inner_cost.macs, 0
 
 
-class _inner:
-    """Run a Function's body as plain computation: no graph for gradients, the module
-    recorder paused (the Function is one op of the model, not the ops inside it), and --
-    when the Function is counted -- the inner ops' FLOPs recorded to be added up."""
+def _inner(counted: bool) -> switch_modes:
+    """The modes a Function's body runs in, as plain computation: no graph for gradients,
+    the module recorder paused (the Function is one op of the model, not the ops inside it),
+    and -- when the Function is counted -- the inner ops' FLOPs recorded to be added up."""
+    if counted:
+        return switch_modes(grad=False, flops=True, recorder=None)
+    return switch_modes(grad=False, recorder=None)
 
-    def __init__(self, counted: bool) -> None:
-        self.counted = counted
 
-    def __enter__(self) -> _inner:
-        self.recorder, MODE.recorder = MODE.recorder, None
-        self.modes = [no_grad()] + ([count_flops()] if self.counted else [])
-        for m in self.modes:
-            m.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for m in reversed(self.modes):
-            m.__exit__(*exc)
-        MODE.recorder = self.recorder
-
-    def cost_of(self, *tensors: Tensor) -> Cost:
-        """What the graph below ``tensors`` cost (nothing when not counted)."""
-        total = Cost()
-        if self.counted:
-            for t in tensors:
-                total = total + t.cost
-        return total
+def _cost_of(counted: bool, *tensors: Tensor) -> Cost:
+    """What the graph below ``tensors`` cost (nothing when not counted)."""
+    total = Cost()
+    if counted:
+        for t in tensors:
+            total = total + t.cost
+    return total
 
 
 def once_differentiable(backward: Any) -> Any:

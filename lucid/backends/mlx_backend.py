@@ -52,6 +52,8 @@ class MLXBackend(Backend):
     def asarray(self, data: Any, dtype: Any = None) -> mx.array:
         if isinstance(data, mx.array):
             return data if dtype is None or data.dtype == dtype else data.astype(dtype)
+        if isinstance(data, np.generic):  # a NumPy scalar (np.float64(0) from a sum of
+            data = np.asarray(data)  # nothing): MLX would read it as a Python float, float32
         if isinstance(data, np.ndarray) and (not data.flags.c_contiguous or not data.size):
             # MLX refuses negative strides (x[::-1]), which NumPy calls contiguous when empty
             data = data.copy(order="C")
@@ -123,7 +125,8 @@ class MLXBackend(Backend):
 
 def _arrays_apart(index: Any) -> bool:
     """True when the index arrays (and ints beside them) are separated by a slice, None or
-    Ellipsis (``x[0, :, idx]``, ``x[1, None, idx]``), or meet a None (``x[idx, :, None]``).
+    Ellipsis (``x[0, :, idx]``, ``x[1, None, idx]``), or meet a None (``x[idx, :, None]``) or
+    a reversed slice (``x[idx, :, :, ::-1]``).
 
     MLX reads such an index with NumPy's layout -- the indexed axes first -- but its updates,
     ``x.at[...].add(v)`` and ``x[...] = v``, want ``v`` in another one: they refuse the value
@@ -131,8 +134,8 @@ def _arrays_apart(index: Any) -> bool:
     through the flat positions (:func:`_positions`) instead."""
     if not isinstance(index, tuple) or not any(isinstance(p, mx.array) for p in index):
         return False
-    if any(p is None for p in index):
-        return True
+    if any(p is None or (isinstance(p, slice) and (p.step or 1) < 0) for p in index):
+        return True  # (a reversed slice beside index arrays: MLX's update misreads it too)
     advanced = [isinstance(p, (int, mx.array)) for p in index]
     first = advanced.index(True)
     last = len(advanced) - advanced[::-1].index(True)

@@ -55,7 +55,10 @@ def _erfc_middle(y: np.ndarray, dtype: type) -> np.ndarray:
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """erf of every element of ``x`` (a NumPy array), in ``x``'s float dtype."""
+    """erf of every element of ``x`` (a NumPy array), in ``x``'s float dtype (integers and
+    bools in the float NumPy's own ufuncs give them: int8 -> float16, int64 -> float64)."""
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.result_type(x.dtype, np.float16))
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         if x.dtype in (np.float32, np.float16):
             return _erf_float32(x.astype(np.float32, copy=False)).astype(x.dtype, copy=False)

@@ -13,7 +13,7 @@ magic all read this one record -- nothing patches a class or installs hooks to f
 A layer that loops over time (``nn.LSTM``) also marks its time steps, so that a drawing can
 show one cluster per step and roll the identical steps up ("step × 32")::
 
-    rec = MODE.recorder          # read once: with no recorder on, the loop pays one test a step
+    rec = recording()            # read once: with no recorder on, the loop pays one test a step
     for t in range(steps):
         if rec is not None:
             rec.begin_step(t)    # the ops made from here on are step t ...

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lucid.engine.mode import MODE
+from lucid.engine.mode import MODE, recording
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.shapes import fmt
 from lucid.tensor import InPlaceArray, RemovableHandle, Tensor
@@ -393,7 +393,7 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # IPython shows the caller's line, not this frame
-        recorder = MODE.recorder
+        recorder = None if MODE.fast else recording()
         if recorder is None:
             return self._call(args, kwargs)
         index = recorder.enter(self, args)  # a recorder notes which module makes each op

@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from lucid.ops.base import Op
 from lucid.ops.elementwise import Elementwise, _erf
 from lucid.shapes import normalize_axis
@@ -53,7 +55,19 @@ def _sigmoid(xp: Any, x: Any) -> Any:
     own = getattr(xp, "sigmoid", None)
     if own is not None:
         return own(x)
+    x = _as_float(xp, x)
     return xp.exp(xp.minimum(x, 0)) / (1 + xp.exp(-xp.abs(x)))
+
+
+def _as_float(xp: Any, x: Any) -> Any:
+    """An integer or bool array as a float one: -|x| of a uint8 wraps around to a large
+    positive number.  With NumPy, the float its own functions give (int64 -> float64,
+    uint8 -> float16); with MLX, float32 (the dispatcher then casts to NumPy's)."""
+    if not str(x.dtype).rsplit(".", 1)[-1].startswith(("int", "uint", "bool")):
+        return x  # (floats; and Tensors, under create_graph, whose dtypes read "Float64")
+    if isinstance(x, np.ndarray):
+        return x.astype(np.result_type(x.dtype, np.float16))
+    return x.astype(xp.float32)
 
 
 def _softplus(xp: Any, x: Any) -> Any:
@@ -62,6 +76,7 @@ def _softplus(xp: Any, x: Any) -> Any:
     own = getattr(xp, "softplus", None)
     if own is not None:
         return own(x)
+    x = _as_float(xp, x)
     return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
@@ -349,7 +364,7 @@ class Softplus(Elementwise):
             raise self.error("beta must be nonzero (y = log(1 + e^(beta x)) / beta)")
 
     def forward(self, xp, x):
-        self.x = x
+        self.x = x = _as_float(xp, x)
         bx = x * self.beta if self.beta != 1 else x
         y = (xp.maximum(bx, 0) + xp.log1p(xp.exp(-xp.abs(bx)))) / self.beta
         return xp.where(bx > self.threshold, x, y)

@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from lucid.backends import BACKENDS, fallback
-from lucid.engine.mode import MODE
+from lucid.engine.mode import MODE, flops_enabled, grad_enabled, settle
 from lucid.shapes import fmt
 from lucid.tensor import _PY_SCALARS, Tensor
 from lucid.types import Float32, Float64, to_numeric_type
@@ -413,8 +413,8 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
         if backend.max_size is not None:  # MLX: no empty or oversized array may reach it
             return fallback.run_within_limits(
                 op, backend, [a._data for a in args],
-                lambda: MODE.flops or (MODE.grad and op.differentiable
-                                       and any(a.requires_grad for a in args)))
+                lambda: flops_enabled() or (grad_enabled() and op.differentiable
+                                            and any(a.requires_grad for a in args)))
         if op.fallback and device != "cpu":
             return fallback.forward(op, backend, [a._data for a in args])
         if len(args) == 1:  # spelled out: the commonest calls skip building a list
@@ -422,8 +422,8 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
         if len(args) == 2:
             return op.forward(backend.xp, args[0]._data, args[1]._data)
         return op.forward(backend.xp, *[a._data for a in args])
-    except TypeError as exc:  # the array library refusing the dtypes (bool - bool)
-        raise _named(op, args, exc) from None
+    except (TypeError, ValueError) as exc:  # the array library refusing the dtypes (bool -
+        raise _named(op, args, exc) from None  # bool) or the values (ints to negative powers)
     except OverflowError as exc:  # a size past what the array library can index
         shapes = ", ".join(fmt(a.shape) for a in args)
         raise op.error(f"inputs {shapes} on {device!r}: {exc} (the \"gpu\" device's sizes are "
@@ -436,13 +436,13 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
 _NAMES_AN_OP = re.compile(r"^[A-Za-z_][A-Za-z_0-9.\[\]]*( \w+)?: ")
 
 
-def _named(op: Op, args: tuple[Tensor, ...], exc: TypeError) -> TypeError:
+def _named(op: Op, args: tuple[Tensor, ...], exc: Exception) -> Exception:
     """``exc`` as it is when it names the op already; else (NumPy's own words: "numpy
     boolean subtract, the `-` operator, is not supported ...") with the op and the dtypes."""
     if _NAMES_AN_OP.match(str(exc)):  # "conv2d: input has dtype Int64; ..."
         return exc
     dtypes = ", ".join(a.dtype.name for a in args)
-    return op.error(f"inputs of dtype {dtypes}: {exc}", TypeError)
+    return op.error(f"inputs of dtype {dtypes}: {exc}", type(exc))
 
 
 def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
@@ -459,12 +459,19 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
             logical = a._dtype
     if device != "cpu" and op.numpy_dtypes:
         data, logical = _numpy_result_dtype(op, args, data, logical)
-    out = Tensor._wrap(data, device, requires and MODE.grad and op.differentiable)
+    if MODE.fast:  # grad on, not counting, no mode block open: the training loop
+        grad, counting = True, False
+    else:  # a no_grad loop or a count_flops() block: one probe of the innermost block
+        probe = MODE.probe
+        if probe is not None and not probe():
+            settle()
+        grad, counting = MODE.grad, MODE.flops
+    out = Tensor._wrap(data, device, requires and grad and op.differentiable)
     out._free = free
     if logical is not None:
         out._dtype = _logical_result(logical, data)
-    if out.requires_grad or MODE.flops:
-        _record(op, out, args)
+    if out.requires_grad or counting:
+        _record(op, out, args, counting)
     return out
 
 
@@ -475,7 +482,7 @@ def extra_output(array: Any, like: Tensor) -> Tensor:
     return Tensor._wrap(BACKENDS[like.device].asarray(array), like.device)
 
 
-def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
+def _record(op: Op, out: Tensor, args: tuple[Tensor, ...], counting: bool) -> None:
     """Make ``out`` a graph node: its op, its inputs, when it ran, the versions of the inputs
     backward will read, and (while counting) the op's FLOPs."""
     out._op = op
@@ -487,7 +494,7 @@ def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
         op.versions = _saved_versions(op, args)
     if op.wants_needs:
         op.needs = tuple([a.requires_grad for a in args])
-    if MODE.flops:
+    if counting:
         _count_flops(op, out, args)
 
 
@@ -550,8 +557,8 @@ def _numpy_result_dtype(op: Op, args: tuple[Tensor, ...], data: Any, logical: An
         try:
             with np.errstate(all="ignore"):
                 ref = probe.forward(np, *[a.numpy() for a in args])
-        except TypeError as exc:  # NumPy refuses what MLX computed: refuse on both devices
-            raise _named(op, args, exc) from None
+        except (TypeError, ValueError) as exc:  # NumPy refuses what MLX computed: refuse
+            raise _named(op, args, exc) from None  # on both devices
         want = _NUMPY_DTYPE[key] = to_numeric_type(ref.dtype)
     if to_numeric_type(data.dtype) != want:
         data = data.astype(want.parse(args[0].device))

@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from lucid.backends.numpy_erf import erf as numpy_erf
 from lucid.ops.base import FUNCTIONS, OPERATORS, Op, apply, public
 from lucid.shapes import broadcast_shape
@@ -380,7 +382,7 @@ class Clip(Elementwise):
         self.x = x
         if self.lo is None and self.hi is None:
             return xp.array(x)  # a copy (MLX refuses clip with no bound)
-        return xp.clip(x, self.lo, self.hi)
+        return xp.clip(x, _in_range(x.dtype, self.lo), _in_range(x.dtype, self.hi))
 
     def backward(self, xp, g):
         x = self.x
@@ -390,6 +392,16 @@ class Clip(Elementwise):
         if self.hi is not None:
             keep = keep & (x <= self.hi)
         return (xp.where(keep, g, 0),)
+
+
+def _in_range(dtype: Any, bound: Any) -> Any:
+    """An int bound past an integer dtype's range moved to its edge: every value is on that
+    side of it anyway (clamping a uint8 at -1 clamps nothing), and MLX refuses the -1."""
+    name = str(dtype).rsplit(".", 1)[-1]
+    if not isinstance(bound, int) or not name.startswith(("int", "uint")):
+        return bound
+    info = np.iinfo(name)
+    return min(max(bound, int(info.min)), int(info.max))
 
 
 class Clamp(Clip):
@@ -425,13 +437,13 @@ class _Piecewise(Elementwise):
 
 
 class Sign(_Piecewise):
-    """y = sign(x) in {-1, 0, 1}.   dy/dx = 0."""
+    """y = sign(x) in {-1, 0, 1}, NaN for NaN (as NumPy; MLX gives 0).   dy/dx = 0."""
 
     name = "sign"
     method = True
 
     def forward(self, xp, x):
-        return xp.sign(x)
+        return xp.where(x != x, x, xp.sign(x))  # (x != x: x is NaN)
 
 
 class Round(_Piecewise):
@@ -674,7 +686,24 @@ def div(a: Any, b: Any, rounding_mode: str | None = None, *, floor: bool = False
     return FUNCTIONS["where"](rounded_off, down + 1, down)
 
 
-public(FUNCTIONS["floordiv"], name="floor_divide")  # NumPy's and PyTorch's name for a // b
+class Remainder(Binary):
+    """y = a mod b = a - b floor(a / b), with the sign of b (Python's ``%``, NumPy's and
+    PyTorch's ``remainder``).   dy/da = 1, dy/db = -floor(a / b) (away from the jumps)."""
+
+    name = "remainder"
+    operator = "%"
+    wants_needs = True
+    bwd_cost = (0, 2)  # g; and floor(a / b) times -g
+
+    def forward(self, xp, a, b):
+        self.check(a, b)
+        self.a, self.b = a, b
+        return xp.remainder(a, b)
+
+    def backward(self, xp, g):
+        ga = g if self.needs[0] else None
+        gb = -g * xp.floor_divide(self.a, self.b) if self.needs[1] else None
+        return ga, gb
 
 
 class Pow(Binary):

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends import get_backend
-from lucid.engine.mode import MODE, no_grad
+from lucid.engine.mode import grad_enabled, no_grad
 from lucid.ops import elementwise, shape
 from lucid.ops.base import apply, public
 from lucid.shapes import fmt
@@ -55,7 +55,7 @@ def check(name: str, x: Any, *others: Any, fix: str | None = None) -> None:
     """Refuse an in-place update a recorded graph would need to differentiate through."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor to update, got {type(x).__name__}")
-    if not MODE.grad:
+    if not grad_enabled():
         return
     if x.requires_grad and x._op is None:
         raise RuntimeError(

@@ -147,8 +147,8 @@ class CrossEntropy(Op):
 
     def backward(self, xp, g):
         coef = g if self.wt is None else g * self.wt
-        if self.reduction == "mean":
-            coef = coef / self.denom
+        if self.reduction == "mean" and self.denom:  # (every sample ignored: the weights and
+            coef = coef / self.denom  # so the gradients are 0, as PyTorch's; 0/0 were NaN)
         ax = self.ax
         p = self.e / self.s  # softmax: a new array, so the one-hot can be subtracted in place
         if p.ndim == 2 and not isinstance(p, Tensor):  # (Tensors: the general form below)

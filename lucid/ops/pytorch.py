@@ -760,8 +760,44 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return out if dtype is None or out.dtype == dtype else FUNCTIONS["astype"](out, dtype)
 
 
+# --------------------------------------------------------------------------------------------
+# PyTorch's names for functions Lucid has under NumPy's
+
+
+def _same_as(name: str, target: str) -> None:
+    """``lucid.<name>`` and ``x.<name>()``: PyTorch's name for ``lucid.<target>``."""
+    fn = FUNCTIONS[target]
+
+    def same(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    same.__name__ = same.__qualname__ = name
+    same.__doc__ = f"PyTorch's name for :func:`lucid.{target}` (the same op)."
+    public(same, method=True, name=name)
+    _method(same, name=name)
+
+
+for _name, _target in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
+                       ("true_divide", "div"), ("floor_divide", "floordiv")):
+    _same_as(_name, _target)
+
+
+def _values_only(which: str) -> Any:
+    def extremum_values(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return FUNCTIONS[which](x, axis=dim, keepdims=keepdim)  # axis=: the values alone
+
+    name = "a" + which
+    extremum_values.__name__ = extremum_values.__qualname__ = name
+    extremum_values.__doc__ = (f"``{name}(x, dim=None, keepdim=False)``: the {which}imum along "
+                               f"``dim`` (an int or a tuple; every axis when None), the "
+                               f"values alone (PyTorch's ``torch.{name}``).")
+    return extremum_values
+
+
 __all__ = ["MaxMin", "Node", "PYTORCH_KEYWORDS", "device_and_dtype"]
 
 _publish_extrema()
 _publish_spreads()
+for _which in ("max", "min"):
+    _method(public(_values_only(_which), method=True))
 _translate_keywords()

@@ -400,14 +400,14 @@ class LogSumExp(Reduce):
     def forward(self, xp, x):
         self.setup(x)
         self.x = x
-        if self.n == 0:
-            self.y = xp.full(self.kshape, -math.inf, dtype=x.dtype)
+        if self.n == 0:  # nothing to add: log 0 = -inf, in the float the sum below has (a
+            m = 0  # bool or int input's too: it was -inf cast to the input's dtype, True)
         else:
             m = xp.max(x, axis=self.axes, keepdims=True)
             m = xp.where(xp.isinf(m), 0, m)
-            s = xp.sum(xp.exp(x - m), axis=self.axes, keepdims=True)
-            with np.errstate(divide="ignore"):  # a row of -inf: log 0 = -inf is the answer
-                self.y = xp.log(s) + m
+        s = xp.sum(xp.exp(x - m), axis=self.axes, keepdims=True)
+        with np.errstate(divide="ignore"):  # a row of -inf: log 0 = -inf is the answer
+            self.y = xp.log(s) + m
         if self.keepdims:
             return self.y
         return self.y.reshape(tuple(s for i, s in enumerate(self.in_shape) if i not in self.axes))

@@ -702,8 +702,9 @@ class Tril(ShapeOp):
 
     name = "tril"
 
-    def __init__(self, k: int = 0) -> None:
-        self.k = _int("tril", k, "k")
+    def __init__(self, k: int = 0, diagonal: int | None = None) -> None:
+        # ``diagonal`` is PyTorch's name for k (``torch.tril(x, diagonal=1)``)
+        self.k = _int("tril", k if diagonal is None else diagonal, "k")
 
     def forward(self, xp, x):
         _need_matrix(self, x)
@@ -721,8 +722,9 @@ class Triu(ShapeOp):
 
     name = "triu"
 
-    def __init__(self, k: int = 0) -> None:
-        self.k = _int("triu", k, "k")
+    def __init__(self, k: int = 0, diagonal: int | None = None) -> None:
+        # ``diagonal`` is PyTorch's name for k (``torch.triu(x, diagonal=1)``)
+        self.k = _int("triu", k if diagonal is None else diagonal, "k")
 
     def forward(self, xp, x):
         _need_matrix(self, x)

@@ -15,13 +15,14 @@ from lucid.ops.inplace import update
 from lucid.tensor import Tensor
 
 # Python's operator protocol: the special method(s) that spell each operator.  Binary
-# arithmetic also has a reflected form (``2 * x`` calls ``x.__rmul__(2)``) and, except ``@``,
-# an in-place one (``x *= 2``).
+# arithmetic and bitwise operators also have a reflected form (``2 * x`` calls
+# ``x.__rmul__(2)``, ``True | mask`` calls ``mask.__ror__(True)``) and, except ``@``, an
+# in-place one (``x *= 2``).
 _ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
-               "**": "pow", "@": "matmul"}
+               "%": "mod", "**": "pow", "@": "matmul", "&": "and", "|": "or", "^": "xor"}
 _SPECIAL = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__",
-            ">=": "__ge__", "&": "__and__", "|": "__or__", "^": "__xor__", "-x": "__neg__",
-            "~x": "__invert__", "abs(x)": "__abs__", "[]": "__getitem__"}
+            ">=": "__ge__", "-x": "__neg__", "~x": "__invert__", "abs(x)": "__abs__",
+            "[]": "__getitem__"}
 
 
 def _reflected(fn):

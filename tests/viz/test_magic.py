@@ -14,7 +14,7 @@ from IPython.utils.capture import capture_output  # noqa: E402
 
 import lucid  # noqa: E402
 from lucid.cost import Cost  # noqa: E402
-from lucid.engine.mode import MODE  # noqa: E402
+from lucid.engine.mode import recording  # noqa: E402
 from lucid.engine.recorder import Recorder  # noqa: E402
 from lucid.nn.module import Module  # noqa: E402
 from lucid_viz.magic import FlopsReport, _report, load_ipython_extension  # noqa: E402
@@ -196,7 +196,7 @@ def test_the_magic_patches_nothing_and_stops_recording_when_the_cell_fails(shell
     with pytest.raises(ZeroDivisionError):
         shell.run_cell_magic("lucid_flops", "", "model(x)\n1 / 0")
     assert Module.__call__ is original
-    assert MODE.recorder is None and not lucid.flops_enabled()
+    assert recording() is None and not lucid.flops_enabled()
 
 
 def test_no_module_of_lucid_viz_replaces_a_method_of_lucid():

@@ -200,7 +200,8 @@ def _check_weight(fn: str, weight: Any, n_cls: int) -> None:
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                  ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+                  ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """Cross-entropy of logits ``input`` (N, C, ...) against ``target``.
 
     * Integer class indices (N, ...): l_i = -w_{t_i} log softmax(x_i)_{t_i}, one fused op
@@ -208,10 +209,17 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
       samples not ignored (``ignore_index``), as PyTorch.
     * Class probabilities of the input's shape (floating point): l_i = -sum_c w_c t_ic
       log softmax(x_i)_c, a composite; "mean" averages over the samples.
+
+    ``label_smoothing`` = e mixes the target with the uniform distribution over the C
+    classes, as PyTorch: probabilities become (1 - e) t + e/C; with class indices the loss is
+    (1 - e) l_i + e u_i, where u_i = -(1/C) sum_c w_c log softmax(x_i)_c is the cross-entropy
+    against the uniform target (0 where the sample is ignored, the same "mean" divisor).
     """
     fn = "cross_entropy"
     _check_reduction(fn, reduction)
     input, target = _tensor(fn, "input", input), _tensor(fn, "target", target)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{fn}: label_smoothing must be between 0 and 1, got {label_smoothing}")
     if target.dtype.is_floating_point:
         if input.shape != target.shape:
             raise ValueError(
@@ -221,13 +229,42 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
             )
         ax = 0 if input.ndim == 1 else 1
         _check_weight(fn, weight, input.shape[ax])
-        logp = _ops.log_softmax(input, axis=ax)
-        if weight is not None:
-            logp = logp * weight.reshape((-1,) + (1,) * (input.ndim - ax - 1))
-        return _reduce(-(target * logp).sum(axis=ax), reduction)
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / input.shape[ax]
+        return _reduce(-(target * _weighted_log_softmax(input, weight, ax)).sum(axis=ax),
+                       reduction)
     if input.ndim >= 1:
         _check_weight(fn, weight, input.shape[0 if input.ndim == 1 else 1])
-    return _ops.cross_entropy(input, target, weight, ignore_index, reduction)
+    loss = _ops.cross_entropy(input, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return loss
+    uniform = _uniform_cross_entropy(input, target, weight, ignore_index, reduction)
+    return (1 - label_smoothing) * loss + label_smoothing * uniform
+
+
+def _weighted_log_softmax(input: Tensor, weight: Tensor | None, ax: int) -> Tensor:
+    """log softmax(input) along the class axis ``ax``, each class scaled by its weight."""
+    logp = _ops.log_softmax(input, axis=ax)
+    if weight is None:
+        return logp
+    return logp * weight.reshape((-1,) + (1,) * (input.ndim - ax - 1))
+
+
+def _uniform_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None,
+                           ignore_index: int, reduction: str) -> Tensor:
+    """u_i = -(1/C) sum_c w_c log softmax(x_i)_c, 0 where ``target`` is ignored, reduced as
+    the class-index cross-entropy is ("mean": over the weights of the samples kept)."""
+    ax = 0 if input.ndim == 1 else 1
+    per_sample = -_weighted_log_softmax(input, weight, ax).sum(axis=ax) / input.shape[ax]
+    kept = target != ignore_index
+    per_sample = where(kept, per_sample, 0.0)
+    if reduction == "none":
+        return per_sample
+    if reduction == "sum":
+        return per_sample.sum()
+    if weight is not None:
+        return _per_weight(per_sample.sum(), where(kept, weight[where(kept, target, 0)], 0.0))
+    return _per_weight(per_sample.sum(), kept)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -267,8 +304,16 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         wt = wt * weight[safe]
     loss = -(picked * wt)
     if reduction == "mean":
-        return loss.sum() / wt.sum()
+        return _per_weight(loss.sum(), wt)
     return _reduce(loss, reduction)
+
+
+def _per_weight(total: Tensor, weights: Tensor) -> Tensor:
+    """``total / weights.sum()``, the "mean" of the weighted losses.  With every weight 0
+    (every sample ignored) the value is NaN, as PyTorch's, but the gradients are 0: dividing
+    by the 0 would make them NaN too (0 * inf)."""
+    denom = weights.sum()
+    return total / denom if denom.item() else total + float("nan")
 
 
 # --------------------------------------------------------------------------------------------

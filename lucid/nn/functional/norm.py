@@ -111,8 +111,8 @@ def batch_norm(
         _check_vector(fn, name, value, n_ch)
     shape = _channel_shape(x)
     if training:
-        if n_ch == 0:  # no channels: nothing to normalise and no statistics to update
-            return x * 1.0
+        if x.size == 0:  # no channels, or an empty batch: nothing to normalise and no
+            return _affine(x * 1.0, weight, bias, shape)  # statistics (PyTorch passes it)
         n = x.size // n_ch
         if n <= 1:
             raise ValueError(

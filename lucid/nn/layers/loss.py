@@ -98,12 +98,14 @@ class CrossEntropyLoss(_WeightedLoss):
     """
 
     def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
-                 reduction: str = "mean") -> None:
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(weight, reduction)
         self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction)
+        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction,
+                               self.label_smoothing)
 
 
 class NLLLoss(_WeightedLoss):

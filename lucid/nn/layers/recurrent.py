@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from lucid.creation import zeros as lucid_zeros
-from lucid.engine.mode import MODE
+from lucid.engine.mode import flops_enabled, recording
 from lucid.nn import init
 from lucid.nn.functional.dropout import dropout
 from lucid.nn.layers.linear import _parameter, _size
@@ -244,7 +244,7 @@ class _RNNBase(Module):
         valid = self._valid(lengths, steps, batch, seq)
         layer_in = seq
         h_n, c_n = [], []
-        rec = MODE.recorder  # recording (a drawing, summarize): each time step is marked
+        rec = recording()  # recording (a drawing, summarize): each time step is marked
         for layer in range(self.num_layers):
             outs = []
             for d, suffix in enumerate(("", "_reverse")[:dirs]):
@@ -285,9 +285,9 @@ class _RNNBase(Module):
         (:class:`~lucid.ops.recurrent.LSTMSequence`, the same arithmetic), as PyTorch runs
         its LSTM.  Padded sequences (``lengths``) go step by step."""
         steps = xw.shape[0]
-        rec = MODE.recorder
+        rec = recording()
         lstm = self.mode == "LSTM"
-        if lstm and valid is None and rec is None and not MODE.flops:
+        if lstm and valid is None and rec is None and not flops_enabled():
             states = apply(LSTMSequence(reverse), xw, w_hh, state)  # (2, L, N, H)
             last = 0 if reverse else steps - 1
             return states[0], states[:, last]
