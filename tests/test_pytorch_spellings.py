@@ -29,3 +29,27 @@ def test_dropout2d_on_a_flat_batch_drops_elements_with_a_warning():
     np.testing.assert_array_equal(z.numpy(), np.ones((200, 64)))
     with pytest.raises(ValueError, match=r"dropout2d: expected a \(N, C, 2 spatial\)"):
         F.dropout2d(lucid.ones(5), 0.5)
+
+
+def test_pixel_shuffle_and_unshuffle_against_the_index_formula():
+    """examples/super_resolution ends in nn.PixelShuffle(3):
+    out[n, c, h r + i, w r + j] = in[n, c r^2 + i r + j, h, w]."""
+    r, x = 3, RNG.standard_normal((2, 2 * 9, 4, 5))
+    want = np.empty((2, 2, 12, 15))
+    for c in range(2):
+        for i in range(r):
+            for j in range(r):
+                want[:, c, i::r, j::r] = x[:, c * r * r + i * r + j]
+    t = lucid.Tensor(x, requires_grad=True)
+    y = nn.PixelShuffle(r)(t)
+    np.testing.assert_array_equal(y.numpy(), want)
+    np.testing.assert_array_equal(nn.PixelUnshuffle(r)(y).numpy(), x)
+    w = RNG.standard_normal(want.shape)
+    (y * lucid.Tensor(w)).sum().backward()  # the gradient is the inverse rearrangement
+    np.testing.assert_array_equal(np.asarray(t.grad), F.pixel_unshuffle(lucid.Tensor(w), r).numpy())
+    assert repr(nn.PixelShuffle(3)) == "PixelShuffle(upscale_factor=3)"
+    with pytest.raises(ValueError, match=r"pixel_shuffle: 10 channels .* do not divide into "
+                                         r"upscale_factor\*\*2 = 9"):
+        F.pixel_shuffle(lucid.ones(1, 10, 2, 2), 3)
+    with pytest.raises(ValueError, match="pixel_unshuffle: height and width"):
+        F.pixel_unshuffle(lucid.ones(1, 1, 4, 5), 2)

@@ -17,7 +17,7 @@ from lucid.ops import pad as _constant_pad
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
-__all__ = ["pad", "interpolate"]
+__all__ = ["pad", "interpolate", "pixel_shuffle", "pixel_unshuffle"]
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -225,3 +225,45 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                    device=y.device)
         y = _take(y, axis, i0) * (1.0 - w) + _take(y, axis, i1) * w
     return y
+
+
+def _check_pixel_shuffle(fn: str, x: Any, factor: Any) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+        raise ValueError(f"{fn}: the factor must be a positive int, got {factor!r}")
+    if x.ndim < 3:
+        raise ValueError(f"{fn}: expected a (*, C, H, W) input, got shape {fmt(x.shape)}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Rearrange (*, C r^2, H, W) into (*, C, H r, W r) (PyTorch's ``F.pixel_shuffle``, the
+    "sub-pixel convolution" of super-resolution networks):
+
+        out[..., c, h r + i, w r + j] = in[..., c r^2 + i r + j, h, w]
+
+    A reshape and a permutation, so the gradient is the inverse rearrangement."""
+    _check_pixel_shuffle("pixel_shuffle", input, upscale_factor)
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: {c} channels (shape {fmt(input.shape)}) do not divide "
+                         f"into upscale_factor**2 = {r * r}")
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (*, C, H, r, W, r)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """The inverse of :func:`pixel_shuffle`: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    _check_pixel_shuffle("pixel_unshuffle", input, downscale_factor)
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: height and width of shape {fmt(input.shape)} must "
+                         f"be multiples of downscale_factor = {r}")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # (*, C, r, r, H, W)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
