@@ -53,3 +53,23 @@ def test_pixel_shuffle_and_unshuffle_against_the_index_formula():
         F.pixel_shuffle(lucid.ones(1, 10, 2, 2), 3)
     with pytest.raises(ValueError, match="pixel_unshuffle: height and width"):
         F.pixel_unshuffle(lucid.ones(1, 1, 4, 5), 2)
+
+
+def test_the_percent_operator_is_pythons_remainder_and_fmod_is_cs():
+    """``(y + k) % 10`` (examples/mnist_forward_forward's negative labels, makemore's
+    wrap-around): Python's remainder takes the sign of the divisor, as torch.remainder;
+    fmod that of the dividend.  d(a % b)/db = -floor(a / b)."""
+    a, b = np.array([5.0, -5.0, 7.5, -7.5]), np.array([3.0, 3.0, -2.0, -2.0])
+    x, y = lucid.Tensor(a, requires_grad=True), lucid.Tensor(b, requires_grad=True)
+    z = x % y
+    np.testing.assert_array_equal(z.numpy(), [2.0, 1.0, -0.5, -1.5])
+    np.testing.assert_array_equal(lucid.fmod(x, y).numpy(), np.fmod(a, b))
+    np.testing.assert_array_equal((7.0 % x).numpy(), np.remainder(7.0, a))
+    z.sum().backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), np.ones(4))
+    np.testing.assert_array_equal(np.asarray(y.grad), -np.floor(a / b))
+    k = lucid.Tensor(np.array([3, 8, 9]))
+    assert (k % 10).dtype == k.dtype and ((k + 4) % 10).tolist() == [7, 2, 3]
+    assert lucid.floor_divide(k, 4).tolist() == [0, 2, 2] and x.remainder(2).shape == (4,)
+    k %= 4
+    assert k.tolist() == [3, 0, 1]

@@ -631,6 +631,45 @@ class FloorDiv(Binary):
         return (zero if self.needs[0] else None), (zero if self.needs[1] else None)
 
 
+class Remainder(Binary):
+    """y = a - b floor(a / b), Python's ``a % b`` (the sign of b, as PyTorch's ``remainder``).
+    dy/da = 1, dy/db = -floor(a / b)."""
+
+    name = "remainder"
+    operator = "%"
+    method = True
+    wants_needs = True
+    bwd_cost = (0, 3)
+
+    def forward(self, xp, a, b):
+        self.check(a, b)
+        self.a, self.b = a, b
+        return xp.remainder(a, b)
+
+    def backward(self, xp, g):
+        gb = -g * xp.floor_divide(self.a, self.b) if self.needs[1] else None
+        return (g if self.needs[0] else None), gb
+
+
+class Fmod(Binary):
+    """y = a - b trunc(a / b), C's ``fmod`` (the sign of a, as PyTorch's ``fmod``).
+    dy/da = 1, dy/db = -trunc(a / b)."""
+
+    name = "fmod"
+    method = True
+    wants_needs = True
+    bwd_cost = (0, 4)
+
+    def forward(self, xp, a, b):
+        self.check(a, b)
+        self.a, self.b = a, b
+        return xp.fmod(a, b)
+
+    def backward(self, xp, g):
+        gb = -g * xp.trunc(self.a / self.b) if self.needs[1] else None
+        return (g if self.needs[0] else None), gb
+
+
 class Pow(Binary):
     """y = a^b.   dy/da = b a^(b-1) (0 where b = 0, as PyTorch: also at a = 0),
     dy/db = a^b ln a (taken as 0 where a = 0)."""
@@ -884,5 +923,5 @@ class IsInf(Predicate):
 # same function object as the short name (lucid.multiply is lucid.mul), so both behave alike.
 
 for _alias, _short in (("subtract", "sub"), ("multiply", "mul"), ("divide", "div"),
-                       ("power", "pow")):
+                       ("power", "pow"), ("floor_divide", "floordiv")):
     public(FUNCTIONS[_short], name=_alias)

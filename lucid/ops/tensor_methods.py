@@ -18,7 +18,7 @@ from lucid.tensor import Tensor
 # arithmetic also has a reflected form (``2 * x`` calls ``x.__rmul__(2)``) and, except ``@``,
 # an in-place one (``x *= 2``).
 _ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
-               "**": "pow", "@": "matmul"}
+               "%": "mod", "**": "pow", "@": "matmul"}
 _SPECIAL = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__",
             ">=": "__ge__", "&": "__and__", "|": "__or__", "^": "__xor__", "-x": "__neg__",
             "~x": "__invert__", "abs(x)": "__abs__", "[]": "__getitem__"}

@@ -107,6 +107,10 @@ BINARY = [
     _binary("mul", np.multiply),
     _binary("div", np.divide, binary(low_b=0.5, high_b=2.0), bwd=4),
     _binary("floordiv", np.floor_divide, binary(low_b=0.5, high_b=2.0), bwd=0),
+    # Python's a % b (the sign of b) and C's fmod (the sign of a): dL/db = -floor (or trunc)
+    # of a / b
+    _binary("remainder", np.remainder, binary(low_b=0.5, high_b=2.0), bwd=3),
+    _binary("fmod", np.fmod, binary(low_b=-2.0, high_b=-0.5), bwd=4),
     _binary("pow", np.power, binary(0.3, 2.0, -2.0, 2.0), bwd=9),  # 5 for dL/da, 4 for dL/db
     _binary("maximum", np.maximum, bwd=7),
     # NumPy's and Lucid 2.x's names: the very same functions as sub, mul, div, pow
