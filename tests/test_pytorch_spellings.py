@@ -73,3 +73,27 @@ def test_the_percent_operator_is_pythons_remainder_and_fmod_is_cs():
     assert lucid.floor_divide(k, 4).tolist() == [0, 2, 2] and x.remainder(2).shape == (4,)
     k %= 4
     assert k.tolist() == [3, 0, 1]
+
+
+def test_orthogonal_trunc_normal_and_eye_initialisers():
+    """examples/super_resolution initialises its convolutions with init.orthogonal_(w, gain):
+    the weight seen as rows x cols has orthonormal rows (or columns) times the gain."""
+    lucid.random.seed(5)
+    w = nn.Conv2d(32, 9, 3).weight
+    assert nn.init.orthogonal_(w, nn.init.calculate_gain("relu")) is w
+    m = w.numpy().astype(np.float64).reshape(9, -1)
+    np.testing.assert_allclose(m @ m.T, 2.0 * np.eye(9), atol=1e-5)
+    assert w.dtype == lucid.Float32
+    tall = nn.init.orthogonal_(lucid.zeros(40, 3, dtype=lucid.Float64)).numpy()
+    np.testing.assert_allclose(tall.T @ tall, np.eye(3), atol=1e-12)
+    t = nn.init.trunc_normal_(lucid.zeros(20000, dtype=lucid.Float64), std=0.02, a=-0.03,
+                              b=0.03).numpy()
+    assert -0.03 <= t.min() and t.max() <= 0.03
+    # the std of N(0, 0.02²) cut at 1.5 sigma: sqrt(1 - 2 * 1.5 phi(1.5) / (2 Phi(1.5) - 1))
+    phi, big_phi = np.exp(-1.125) / np.sqrt(2 * np.pi), 0.9331927987311419
+    want = 0.02 * np.sqrt(1 - 3.0 * phi / (2 * big_phi - 1))
+    assert abs(t.std() - want) < 0.03 * want
+    np.testing.assert_array_equal(nn.init.eye_(lucid.ones(2, 3)).numpy(), np.eye(2, 3))
+    with pytest.raises(ValueError, match=r"orthogonal_: needs a tensor of 2 or more "
+                                         r"dimensions, got shape \(5,\)"):
+        nn.init.orthogonal_(lucid.zeros(5))
