@@ -106,6 +106,50 @@ class Log2(Elementwise):
         return (g / (self.x * math.log(2.0)),)
 
 
+class Log10(Elementwise):
+    """y = log10 x = ln x / ln 10.   dy/dx = 1 / (x ln 10)."""
+
+    name = "log10"
+    method = True
+
+    def forward(self, xp, x):
+        self.x = x
+        return xp.log10(x)
+
+    def backward(self, xp, g):
+        return (g / (self.x * math.log(10.0)),)
+
+
+class Log1p(Elementwise):
+    """y = ln(1 + x), exact for tiny x (where 1 + x would round to 1).   dy/dx = 1 / (1 + x)."""
+
+    name = "log1p"
+    method = True
+
+    def forward(self, xp, x):
+        self.x = x
+        return xp.log1p(x)
+
+    def backward(self, xp, g):
+        return (g / (1 + self.x),)
+
+
+class Expm1(Elementwise):
+    """y = e^x - 1, exact for tiny x.   dy/dx = e^x = y + 1."""
+
+    name = "expm1"
+    method = True
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, xp, x):
+        self.y = xp.expm1(x)
+        return self.y
+
+    def backward(self, xp, g):
+        return (g * (self.y + 1),)
+
+
 class Sqrt(Elementwise):
     """y = sqrt(x).   dy/dx = 1 / (2 sqrt(x)) = 1 / (2y)."""
 
