@@ -97,3 +97,45 @@ def test_orthogonal_trunc_normal_and_eye_initialisers():
     with pytest.raises(ValueError, match=r"orthogonal_: needs a tensor of 2 or more "
                                          r"dimensions, got shape \(5,\)"):
         nn.init.orthogonal_(lucid.zeros(5))
+
+
+def _quadratic(a, b, x):
+    """The closure of 0.5 x.A x - b.x, counting its calls."""
+    calls = []
+
+    def closure():
+        calls.append(1)
+        x.grad = None  # what optimizer.zero_grad() does
+        loss = 0.5 * (x * (lucid.Tensor(a) @ x)).sum() - (lucid.Tensor(b) * x).sum()
+        loss.backward()
+        return loss
+
+    return closure, calls
+
+
+def test_lbfgs_first_step_and_convergence_on_a_quadratic():
+    """examples/time_sequence_prediction trains with optim.LBFGS(params, lr=0.8) and a
+    closure.  The first iteration is gradient descent with step min(1, 1/|g|_1) lr; then the
+    two-loop recursion finds the minimiser A^-1 b of a quadratic in a few iterations."""
+    m = RNG.standard_normal((6, 6))
+    a, b = m @ m.T + 6 * np.eye(6), RNG.standard_normal(6)
+    x = lucid.Tensor(np.zeros(6), requires_grad=True)
+    closure, calls = _quadratic(a, b, x)
+    opt = lucid.optim.LBFGS([x], lr=0.8, max_iter=1)
+    first = opt.step(closure)
+    assert float(first) == 0.0 and len(calls) == 1  # the loss before the step is returned
+    g = -b  # the gradient A x - b at x = 0
+    np.testing.assert_allclose(x.numpy(), -min(1.0, 1.0 / np.abs(g).sum()) * 0.8 * g,
+                               rtol=1e-12)
+    x2 = lucid.Tensor(np.zeros(6), requires_grad=True)
+    closure, calls = _quadratic(a, b, x2)
+    opt = lucid.optim.LBFGS([x2], lr=1.0, max_iter=40, tolerance_grad=1e-12,
+                            tolerance_change=1e-14)
+    opt.step(closure)
+    np.testing.assert_allclose(x2.numpy(), np.linalg.solve(a, b), rtol=1e-6, atol=1e-8)
+    assert 1 < len(calls) <= 40 and opt.state[x2]["n_iter"] == len(calls)
+    with pytest.raises(TypeError, match="LBFGS.step needs a closure"):
+        opt.step()
+    with pytest.raises(NotImplementedError, match="line_search_fn='strong_wolfe' is not "
+                                                  "implemented in Lucid"):
+        lucid.optim.LBFGS([x], line_search_fn="strong_wolfe")
