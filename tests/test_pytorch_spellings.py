@@ -139,3 +139,43 @@ def test_lbfgs_first_step_and_convergence_on_a_quadratic():
     with pytest.raises(NotImplementedError, match="line_search_fn='strong_wolfe' is not "
                                                   "implemented in Lucid"):
         lucid.optim.LBFGS([x], line_search_fn="strong_wolfe")
+
+
+def test_an_endless_random_sampler_draws_as_it_goes():
+    """makemore's InfiniteDataLoader: RandomSampler(ds, replacement=True,
+    num_samples=int(1e10)) -- 10^10 indices are not drawn (or held) up front."""
+    from lucid.utils.data import DataLoader, RandomSampler, TensorDataset
+
+    ds = TensorDataset(lucid.arange(10))
+    sampler = RandomSampler(ds, replacement=True, num_samples=int(1e10))
+    assert len(sampler) == 10**10
+    it = iter(DataLoader(ds, sampler=sampler, batch_size=4))
+    batches = [next(it)[0].tolist() for _ in range(20000)]  # beyond the first chunk of draws
+    drawn = np.array(batches).reshape(-1)
+    assert drawn.min() >= 0 and drawn.max() <= 9 and len(np.unique(drawn)) == 10
+    assert abs(np.bincount(drawn).mean() - 8000) < 1e-9 and np.bincount(drawn).min() > 7500
+    # without replacement, several passes are whole permutations one after another
+    order = list(RandomSampler(ds, num_samples=25, generator=lucid.Generator().manual_seed(1)))
+    assert sorted(order[:10]) == list(range(10)) == sorted(order[10:20])
+    assert len(order) == 25 and len(set(order[20:])) == 5
+
+
+def test_summary_writer_records_what_a_program_logs(tmp_path):
+    """makemore imports torch.utils.tensorboard.SummaryWriter and logs its losses: Lucid's
+    writer keeps the records and appends them as JSON lines (not TensorBoard's format)."""
+    from lucid.utils.tensorboard import SummaryWriter, read_events
+
+    with SummaryWriter(log_dir=str(tmp_path / "out")) as writer:
+        writer.add_scalar("Loss/train", lucid.Tensor(2.5), 10)
+        writer.add_scalars("Loss", {"test": 3.0, "val": np.float32(1.5)}, 20)
+        writer.add_histogram("w", lucid.Tensor(np.array([1.0, 2.0, 3.0, 6.0])), 20)
+        writer.add_image("img", lucid.zeros(3, 4, 5), 20)
+        assert writer.get_logdir() == str(tmp_path / "out")
+    events = read_events(tmp_path / "out")
+    assert events == writer.records and len(events) == 5
+    assert [(e["tag"], e["step"], e.get("value")) for e in events[:3]] == [
+        ("Loss/train", 10, 2.5), ("Loss/test", 20, 3.0), ("Loss/val", 20, 1.5)]
+    h = events[3]
+    assert (h["count"], h["min"], h["max"], h["mean"]) == (4, 1.0, 6.0, 3.0)
+    assert h["std"] == pytest.approx(np.std([1.0, 2.0, 3.0, 6.0]), rel=1e-12)
+    assert events[4]["kind"] == "image" and events[4]["shape"] == [3, 4, 5]
