@@ -179,3 +179,45 @@ def test_summary_writer_records_what_a_program_logs(tmp_path):
     assert (h["count"], h["min"], h["max"], h["mean"]) == (4, 1.0, 6.0, 3.0)
     assert h["std"] == pytest.approx(np.std([1.0, 2.0, 3.0, 6.0]), rel=1e-12)
     assert events[4]["kind"] == "image" and events[4]["shape"] == [3, 4, 5]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_basic_indexing_gives_views_that_write_through(device):
+    """The char-RNN tutorials' one-hot ``tensor[li][0][letterToIndex(letter)] = 1`` and the
+    confusion matrix's ``confusion[i][j] += 1`` change the indexed tensor, as in PyTorch."""
+    if device == "gpu":
+        pytest.importorskip("mlx.core")
+    t = lucid.zeros(4, 1, 6, device=device)
+    for li, k in enumerate([2, 0, 5, 2]):
+        t[li][0][k] = 1
+    want = np.zeros((4, 1, 6))
+    want[[0, 1, 2, 3], 0, [2, 0, 5, 2]] = 1
+    np.testing.assert_array_equal(t.numpy(), want)
+    confusion = lucid.zeros(3, 3, device=device)
+    for i, j in [(0, 1), (0, 1), (2, 2), (1, 0)]:
+        confusion[i][j] += 1
+    confusion[0].mul_(0.5)
+    confusion[1:, :2].fill_(7)  # slices too
+    np.testing.assert_array_equal(confusion.numpy(), [[0, 1, 0], [7, 7, 0], [7, 7, 1]])
+    row = confusion[2]
+    row[2] = 4  # a view kept in a name writes through as long as the base is unchanged
+    row[1] = 5
+    assert confusion[2].tolist() == [7, 5, 4] and row.tolist() == [7, 5, 4]
+    picked = confusion[[0, 1]]  # an index array copies (NumPy's rule, and PyTorch's)
+    picked[0, 0] = 100
+    assert confusion[0, 0].item() == 0
+    confusion[0, 0] = 3  # the base changed by another path: row is stale now
+    with pytest.warns(UserWarning, match=r"indexed from another one .* that has changed "
+                                         "since, so the update reaches y only"):
+        row[0] = 9
+    assert confusion[2].tolist() == [7, 5, 4] and row.tolist() == [9, 5, 4]
+
+
+def test_writing_through_a_view_of_a_parameter_needs_no_grad():
+    w = nn.Linear(3, 2).weight
+    with pytest.raises(RuntimeError, match=r"__setitem__: in-place update inside a recorded "
+                                           r"graph \(tensor of shape \(3,\)"):
+        w[0][1] = 0.0  # w[0] is recorded (it requires grad): as PyTorch, refused
+    with lucid.no_grad():
+        w[0][1] = 0.0
+    assert w[0, 1].item() == 0.0

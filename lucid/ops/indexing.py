@@ -30,7 +30,7 @@ from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
 from lucid.engine.grads import PartGrad
 from lucid.ops.base import Op, apply, extra_output, numel, public
-from lucid.ops.inplace import check, update
+from lucid.ops.inplace import add_view, check, update
 from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
@@ -267,7 +267,11 @@ class GetItem(Op):
 
     @classmethod
     def call(cls, x: Tensor, index: Any) -> Tensor:
-        return apply(cls(_unwrap_index(x, index, "getitem")), x)
+        op = cls(_unwrap_index(x, index, "getitem"))
+        out = apply(op, x)
+        if not getattr(op, "advanced", True):  # a view: writes into it reach x[index]
+            add_view(out, x, op.index)
+        return out
 
     def __init__(self, index: tuple) -> None:
         self.index = index

@@ -21,10 +21,19 @@ would have to flow through it, while grad mode is on:
 The result must keep the tensor's shape (``x.add_(y)`` may broadcast y, never x) and fit its
 dtype under NumPy's ``same_kind`` rule (a float result does not fit an Int64 tensor: a
 TypeError instead of silent truncation).  A refused call leaves the tensor as it was.
+
+**Views.**  ``y = x[i]`` with basic indexing (ints, slices, ``...``, ``None``) is a view of
+``x``, as in PyTorch: an in-place update of ``y`` is also written into ``x[i]`` (and on up, if
+``x`` is itself such a view).  So PyTorch's idioms ``t[i][j] = 1`` and ``m[i][j] += 1`` change
+``t`` and ``m``.  The link goes one way only: ``y`` does not see later changes of ``x``; once
+``x`` has changed by another path, a write into ``y`` would overwrite them with stale values,
+so it reaches ``y`` alone and a warning says so (index ``x`` again).
 """
 
 from __future__ import annotations
 
+import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -102,7 +111,39 @@ def _store(name: str, x: Tensor, result: Tensor, cast: str = "same_kind") -> Ten
         data = data.astype(x.data.dtype)
     x.data = data
     x._version += 1
+    _write_through(name, x)
     return x
+
+
+#: id(view) -> (a weak reference to the view, the tensor it was indexed from (kept alive by
+#: its view, as in PyTorch: ``t[i][j] = 1`` writes through a temporary ``t[i]``), the index,
+#: that tensor's version when they last agreed); entries leave with their view
+VIEWS: dict[int, tuple] = {}
+
+
+def add_view(view: Tensor, base: Tensor, index: Any) -> None:
+    """Record that ``view`` is ``base[index]`` (basic indexing): see "Views" above."""
+    key = id(view)
+    VIEWS[key] = (weakref.ref(view, lambda _, key=key: VIEWS.pop(key, None)),
+                  base, index, base._version)
+
+
+def _write_through(name: str, view: Tensor) -> None:
+    """After ``view`` changed in place, write its values into the tensor it views."""
+    link = VIEWS.get(id(view))
+    if link is None or link[0]() is not view:
+        return
+    me, base, index, version = link
+    if base._version != version:  # the base changed since: view's other values are stale
+        del VIEWS[id(view)]
+        warnings.warn(
+            f"{name}: this tensor was indexed from another one (y = x[...]) that has changed "
+            f"since, so the update reaches y only, not x (PyTorch would write into x). Index "
+            f"x again after changing it.", UserWarning, stacklevel=4)
+        return
+    data = get_backend(base.device).assign(base.data, index, view.data)
+    update("__setitem__", base, lambda: Tensor._wrap(data, base.device), cast="unsafe")
+    VIEWS[id(view)] = (me, base, index, base._version)
 
 
 def _binary(name: str, op: Any, x: Any, other: Any) -> Tensor:
