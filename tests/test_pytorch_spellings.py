@@ -221,3 +221,51 @@ def test_writing_through_a_view_of_a_parameter_needs_no_grad():
     with lucid.no_grad():
         w[0][1] = 0.0
     assert w[0, 1].item() == 0.0
+
+
+def test_accumulating_a_loss_with_plus_equals_inside_a_graph():
+    """``loss = 0`` then ``loss += criterion(output, target)`` per step (the char-RNN and
+    seq2seq tutorials): the sum and its gradient, as PyTorch records them."""
+    w = lucid.Tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    xs = RNG.standard_normal((4, 3))
+    loss = 0
+    for x in xs:
+        loss += ((lucid.Tensor(x) * w).sum() - 1.0) ** 2
+    loss *= 0.5
+    loss.backward()
+    r = xs @ np.array([0.5, -1.0, 2.0]) - 1.0
+    np.testing.assert_allclose(loss.item(), 0.5 * (r ** 2).sum(), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(w.grad), xs.T @ r, rtol=1e-12)
+    total = lucid.zeros(())  # a tensor without grad, updated with one that has it
+    total += loss
+    assert total.requires_grad and total.item() == loss.item()
+    with pytest.raises(RuntimeError, match="__iadd__: a leaf Variable that requires grad"):
+        w += 1.0  # a parameter is still refused, as in PyTorch
+
+
+def test_more_in_place_spellings_against_numpy():
+    """``target_line_tensor.unsqueeze_(-1)`` (char-RNN generation), ``x.exp_()``,
+    ``avg.lerp_(p, 0.1)`` and ``exp_avg_sq.addcmul_(g, g, value=1 - beta2)`` (hand-written
+    optimizers): each is the out-of-place function stored back, and bumps the version."""
+    a = RNG.standard_normal((2, 3))
+    for name, ref in (("exp_", np.exp), ("tanh_", np.tanh),
+                      ("sigmoid_", lambda v: 1 / (1 + np.exp(-v))), ("abs_", np.abs), ("neg_", np.negative), ("floor_", np.floor),
+                      ("relu_", lambda v: np.maximum(v, 0)), ("square_", np.square)):
+        x = lucid.Tensor(a.copy())
+        v = x._version
+        assert getattr(x, name)() is x and x._version == v + 1
+        np.testing.assert_allclose(x.numpy(), ref(a), rtol=1e-12, err_msg=name)
+    b, c = RNG.standard_normal((2, 3)), RNG.random((2, 3)) + 0.5
+    x = lucid.Tensor(a.copy())
+    x.lerp_(lucid.Tensor(b), 0.1).addcmul_(lucid.Tensor(b), lucid.Tensor(c), value=0.3)
+    x.addcdiv_(lucid.Tensor(b), lucid.Tensor(c), value=-2)
+    want = a + 0.1 * (b - a) + 0.3 * b * c - 2 * b / c
+    np.testing.assert_allclose(x.numpy(), want, rtol=1e-12)
+    k = lucid.LongTensor([4, 7, 9])
+    assert k.unsqueeze_(-1).shape == (3, 1) and k.squeeze_(0).shape == (3, 1)
+    assert k.squeeze_().shape == (3,) and k.remainder_(4).tolist() == [0, 3, 1]
+    m = lucid.Tensor(a.copy())
+    assert m.t_().shape == (3, 2) and np.array_equal(m.numpy(), a.T)
+    assert m.transpose_(0, 1).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="exp_: a leaf Variable that requires grad"):
+        lucid.Tensor(a, requires_grad=True).exp_()
