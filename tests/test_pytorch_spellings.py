@@ -249,7 +249,8 @@ def test_more_in_place_spellings_against_numpy():
     optimizers): each is the out-of-place function stored back, and bumps the version."""
     a = RNG.standard_normal((2, 3))
     for name, ref in (("exp_", np.exp), ("tanh_", np.tanh),
-                      ("sigmoid_", lambda v: 1 / (1 + np.exp(-v))), ("abs_", np.abs), ("neg_", np.negative), ("floor_", np.floor),
+                      ("sigmoid_", lambda v: 1 / (1 + np.exp(-v))), ("abs_", np.abs),
+                      ("neg_", np.negative), ("floor_", np.floor),
                       ("relu_", lambda v: np.maximum(v, 0)), ("square_", np.square)):
         x = lucid.Tensor(a.copy())
         v = x._version
