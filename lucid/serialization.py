@@ -42,6 +42,7 @@ import os
 import secrets
 import stat
 import struct
+import warnings
 from typing import IO, Any
 
 import numpy as np
@@ -96,12 +97,19 @@ def save(obj: Any, path: str | os.PathLike | IO[bytes]) -> None:
 
     >>> lucid.save(model.state_dict(), "model.lucid")
     >>> model.load_state_dict(lucid.load("model.lucid"))
+
+    ``lucid.save(model, path)`` (PyTorch's whole-module save) saves ``model.state_dict()``
+    with a warning: a file holds numbers and text, never code.
     """
     if isinstance(obj, Module):
-        raise TypeError(
-            "lucid.save: save a module's state, not the module: "
-            "lucid.save(model.state_dict(), path), then model.load_state_dict(lucid.load(path))"
-        )
+        # PyTorch pickles the whole module (its code included); a Lucid file holds numbers and
+        # text only, so the module's state is what is saved -- said, not silent
+        warnings.warn(
+            f"lucid.save: saving the state dict of this {type(obj).__name__} (its parameters "
+            "and buffers), not the module itself: Lucid files hold no code. Load it with "
+            "model.load_state_dict(lucid.load(path)); lucid.save(model.state_dict(), path) "
+            "says so without this warning", UserWarning, stacklevel=2)
+        obj = obj.state_dict()
     arrays: list[tuple[str, np.ndarray]] = []
     tree = _Encoder(arrays).encode(obj, (), set())
     header: dict[str, Any] = {"__metadata__": {

@@ -270,3 +270,18 @@ def test_more_in_place_spellings_against_numpy():
     assert m.transpose_(0, 1).shape == (2, 3)
     with pytest.raises(RuntimeError, match="exp_: a leaf Variable that requires grad"):
         lucid.Tensor(a, requires_grad=True).exp_()
+
+
+def test_saving_a_whole_module_saves_its_state_with_a_warning(tmp_path):
+    """examples/super_resolution checkpoints with torch.save(model, path): Lucid files hold
+    no code, so the module's state dict is saved, and a warning says so."""
+    lucid.random.seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    with pytest.warns(UserWarning, match=r"lucid.save: saving the state dict of this "
+                                         r"Sequential .* not the module itself"):
+        lucid.save(model, tmp_path / "model_epoch_1.pth")
+    state = lucid.load(tmp_path / "model_epoch_1.pth")
+    assert list(state) == list(model.state_dict())
+    fresh = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    fresh.load_state_dict(state)
+    np.testing.assert_array_equal(fresh[0].weight.numpy(), model[0].weight.numpy())
