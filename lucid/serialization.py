@@ -102,7 +102,7 @@ def save(obj: Any, path: str | os.PathLike | IO[bytes]) -> None:
     with a warning: a file holds numbers and text, never code.
     """
     if isinstance(obj, Module):
-        # PyTorch pickles the whole module (its code included); a Lucid file holds numbers and
+        # PyTorch serialises the whole module (its code included); a Lucid file holds numbers and
         # text only, so the module's state is what is saved -- said, not silent
         warnings.warn(
             f"lucid.save: saving the state dict of this {type(obj).__name__} (its parameters "
