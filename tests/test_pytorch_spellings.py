@@ -215,9 +215,12 @@ def test_basic_indexing_gives_views_that_write_through(device):
 
 def test_writing_through_a_view_of_a_parameter_needs_no_grad():
     w = nn.Linear(3, 2).weight
-    with pytest.raises(RuntimeError, match=r"__setitem__: in-place update inside a recorded "
-                                           r"graph \(tensor of shape \(3,\)"):
-        w[0][1] = 0.0  # w[0] is recorded (it requires grad): as PyTorch, refused
+    before, version = w.numpy().copy(), w._version
+    with pytest.raises(RuntimeError, match=r"__setitem__: a leaf Variable that requires grad "
+                                           r"is being used in an in-place operation \(shape "
+                                           r"\(2,3\)\)"):
+        w[0][1] = 0.0  # a view of a parameter: as PyTorch, refused
+    assert w._version == version and np.array_equal(w.numpy(), before)
     with lucid.no_grad():
         w[0][1] = 0.0
     assert w[0, 1].item() == 0.0
@@ -285,3 +288,51 @@ def test_saving_a_whole_module_saves_its_state_with_a_warning(tmp_path):
     fresh = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
     fresh.load_state_dict(state)
     np.testing.assert_array_equal(fresh[0].weight.numpy(), model[0].weight.numpy())
+
+
+def test_writing_graph_values_into_a_buffer_records_the_write():
+    """``encoder_outputs[ei] = encoder_output[0, 0]`` (the seq2seq tutorial) and
+    ``outputs[t] = output`` (hand-written seq2seq models): the buffer becomes part of the
+    graph, as in PyTorch, and gradients reach what was written (compared with np.stack)."""
+    w0 = np.array([[0.5, -0.3], [0.8, 0.1]])
+    w = lucid.Tensor(w0, requires_grad=True)
+    outs = lucid.zeros(4, 2, dtype=lucid.Float64)
+    h = lucid.Tensor(np.array([1.0, -1.0]))
+    for t in range(3):  # row 3 stays zero
+        h = lucid.tanh(w @ h)
+        outs[t] = h
+    outs[0][1] = h[0] * 2  # through a view too
+    weights = RNG.standard_normal((4, 2))
+    (outs * lucid.Tensor(weights)).sum().backward()
+
+    def f(wm):  # the same function, by hand: its value, and its gradient by differences
+        hv, rows = np.array([1.0, -1.0]), []
+        for _ in range(3):
+            hv = np.tanh(wm @ hv)
+            rows.append(hv)
+        m = np.stack(rows + [np.zeros(2)])
+        m[0, 1] = 2 * rows[-1][0]
+        return (m * weights).sum(), m
+
+    value, m = f(w0)
+    np.testing.assert_allclose(outs.numpy(), m, rtol=1e-12)
+    eps, num = 1e-6, np.zeros_like(w0)
+    for i in range(2):
+        for j in range(2):
+            d = np.zeros_like(w0)
+            d[i, j] = eps
+            num[i, j] = (f(w0 + d)[0] - f(w0 - d)[0]) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(w.grad), num, rtol=1e-6, atol=1e-9)
+
+
+def test_a_write_after_use_in_a_graph_raises_at_backward():
+    """PyTorch keeps the value an op used before an in-place write; Lucid's graph links
+    tensors, not values, so backward says what happened instead of giving a wrong gradient."""
+    x = lucid.Tensor(np.ones(3), requires_grad=True)
+    y = x * 2.0
+    z = y + 1.0  # uses y before the write
+    y[0] = x[1] * 3
+    with pytest.raises(RuntimeError, match=r"backward through Add: its input \(shape \(3,\)\) "
+                                           r"was written in place \(x\[...\] = value\) after "
+                                           "this op used it"):
+        (z.sum() + y.sum()).backward()

@@ -707,11 +707,18 @@ class Fmod(Binary):
     def forward(self, xp, a, b):
         self.check(a, b)
         self.a, self.b = a, b
-        return xp.fmod(a, b)
+        if hasattr(xp, "fmod"):
+            return xp.fmod(a, b)
+        return a - b * _trunc(xp, a / b)  # MLX has no fmod
 
     def backward(self, xp, g):
-        gb = -g * xp.trunc(self.a / self.b) if self.needs[1] else None
+        gb = -g * _trunc(xp, self.a / self.b) if self.needs[1] else None
         return (g if self.needs[0] else None), gb
+
+
+def _trunc(xp: Any, x: Any) -> Any:
+    """Rounding toward zero (MLX has no ``trunc``)."""
+    return xp.sign(x) * xp.floor(xp.abs(x))
 
 
 class Pow(Binary):
