@@ -336,3 +336,20 @@ def test_a_write_after_use_in_a_graph_raises_at_backward():
                                            r"was written in place \(x\[...\] = value\) after "
                                            "this op used it"):
         (z.sum() + y.sum()).backward()
+
+
+def test_legacy_tensor_of_a_shape_for_a_parameter():
+    """``nn.Parameter(torch.Tensor(in_dim, out_dim))`` then an init (examples/gcn, the
+    Bi-LSTM-CRF tutorial's ``torch.Tensor(1, n).fill_(-10000.)``)."""
+    kernel = nn.Parameter(lucid.Tensor(5, 3))
+    assert kernel.shape == (5, 3) and kernel.dtype == lucid.float32 and kernel.requires_grad
+    nn.init.xavier_uniform_(kernel)
+    bound = np.sqrt(6 / (5 + 3))
+    assert 0 < np.abs(kernel.numpy()).max() <= bound
+    alphas = lucid.Tensor(1, 4).fill_(-10000.0)
+    alphas[0][2] = 0.0
+    assert alphas.tolist() == [[-10000.0, -10000.0, 0.0, -10000.0]]
+    assert lucid.Tensor(2, 3, 4).shape == (2, 3, 4) and lucid.Tensor(5).shape == ()
+    with pytest.raises(TypeError, match=r"the second argument is requires_grad \(True/False\), "
+                                        "not a size"):
+        lucid.Tensor([1.0, 2.0], 3)
