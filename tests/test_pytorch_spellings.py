@@ -353,3 +353,28 @@ def test_legacy_tensor_of_a_shape_for_a_parameter():
     with pytest.raises(TypeError, match=r"the second argument is requires_grad \(True/False\), "
                                         "not a size"):
         lucid.Tensor([1.0, 2.0], 3)
+
+
+def test_graph_network_spellings():
+    """examples/gcn and examples/gat: nn.Parameter(torch.Tensor(n)) for a bias,
+    torch.empty(size=...), torch.sparse_coo_tensor, x.to_sparse() and torch.spmm (dense in
+    Lucid: the same values and gradients)."""
+    bias = nn.Parameter(lucid.Tensor(16))
+    assert bias.shape == (16,) and bias.dtype == lucid.float32 and bias.requires_grad
+    assert lucid.empty(size=(2, 3)).shape == (2, 3) and lucid.zeros(size=[4]).shape == (4,)
+    assert lucid.randn(size=(2, 2)).shape == (2, 2) and lucid.rand(size=(3,)).shape == (3,)
+    with pytest.raises(TypeError, match=r"zeros: give the shape once"):
+        lucid.zeros(2, size=(2,))
+    edges = np.array([[0, 1, 2, 2], [1, 0, 1, 1]])
+    adj = lucid.sparse_coo_tensor(lucid.tensor(edges), lucid.ones(4), (3, 3),
+                                  dtype=lucid.int64)
+    want = np.zeros((3, 3))
+    np.add.at(want, tuple(edges), 1)  # the repeated edge adds up
+    np.testing.assert_array_equal(adj.numpy(), want)
+    a = (lucid.eye(3) + adj).to_sparse()
+    x = lucid.Tensor(RNG.standard_normal((3, 2)), requires_grad=True)
+    y = lucid.spmm(a, x)
+    np.testing.assert_allclose(y.numpy(), (np.eye(3) + want) @ x.numpy(), rtol=1e-12)
+    y.sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad), (np.eye(3) + want).T @ np.ones((3, 2)))
+    assert a.to_dense() is a and not a.is_sparse()
