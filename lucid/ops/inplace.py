@@ -132,7 +132,7 @@ VIEWS: dict[int, tuple] = {}
 def add_view(view: Tensor, base: Tensor, index: Any) -> None:
     """Record that ``view`` is ``base[index]`` (basic indexing): see "Views" above."""
     key = id(view)
-    VIEWS[key] = (weakref.ref(view, lambda _, key=key: VIEWS.pop(key, None)),
+    VIEWS[key] = (weakref.ref(view, lambda _, key=key, views=VIEWS: views.pop(key, None)),
                   base, index, base._version)
 
 
