@@ -311,6 +311,18 @@ def _where(path: tuple) -> str:
 # load
 
 
+@contextlib.contextmanager
+def safe_globals(safe_globals: Any) -> Any:
+    """PyTorch's ``with torch.serialization.safe_globals([...]): torch.load(f)`` (the classes
+    its loader may build): accepted and not needed -- a Lucid file holds no code, so every
+    load is safe."""
+    yield
+
+
+def add_safe_globals(safe_globals: Any) -> None:
+    """PyTorch's allow-list for its loader; nothing to allow in Lucid (see safe_globals)."""
+
+
 #: token written in a file by ``save(module, path)`` -> the module (while it lives): what
 #: ``load`` copies to give a module back in the same process
 _SAVED_MODULES: dict[str, Any] = {}

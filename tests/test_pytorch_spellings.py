@@ -390,3 +390,25 @@ def test_graph_network_spellings():
     y.sum().backward()
     np.testing.assert_allclose(np.asarray(x.grad), (np.eye(3) + want).T @ np.ones((3, 2)))
     assert a.to_dense() is a and not a.is_sparse()
+
+
+def test_pytorchs_module_paths_onnx_and_safe_globals(tmp_path):
+    """examples/word_language_model imports torch.onnx and reloads its model inside
+    ``torch.serialization.safe_globals([torch.nn.modules.rnn.LSTM, ...])``."""
+    import lucid.nn.modules.rnn as rnn_paths
+
+    import lucid.onnx
+
+    mods = lucid.nn.modules
+    assert rnn_paths.LSTM is nn.LSTM and mods.sparse.Embedding is nn.Embedding
+    assert mods.linear.NonDynamicallyQuantizableLinear is nn.Linear
+    assert mods.transformer.TransformerEncoderLayer is nn.TransformerEncoderLayer
+    assert isinstance(nn.Conv2d(1, 1, 1), mods.conv.Conv2d)
+    model = nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 2))
+    lucid.save(model, tmp_path / "m.pt")
+    with lucid.serialization.safe_globals([mods.sparse.Embedding, mods.linear.Linear]):
+        back = lucid.load(tmp_path / "m.pt", weights_only=False)
+    np.testing.assert_array_equal(back[1].weight.numpy(), model[1].weight.numpy())
+    with pytest.raises(NotImplementedError, match="lucid.onnx.export: Lucid does not write "
+                                                  "ONNX files"):
+        lucid.onnx.export(model, (lucid.zeros(1, dtype=lucid.int64),), tmp_path / "m.onnx")
