@@ -412,3 +412,52 @@ def test_pytorchs_module_paths_onnx_and_safe_globals(tmp_path):
     with pytest.raises(NotImplementedError, match="lucid.onnx.export: Lucid does not write "
                                                   "ONNX files"):
         lucid.onnx.export(model, (lucid.zeros(1, dtype=lucid.int64),), tmp_path / "m.onnx")
+
+
+def _bilinear_reference(x, grid, align_corners):
+    """PyTorch's grid_sample, bilinear, zero padding, one point at a time."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+    for b in range(n):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                gx, gy = grid[b, i, j]
+                if align_corners:
+                    ix, iy = (gx + 1) / 2 * (w - 1), (gy + 1) / 2 * (h - 1)
+                else:
+                    ix, iy = ((gx + 1) * w - 1) / 2, ((gy + 1) * h - 1) / 2
+                x0, y0 = int(np.floor(ix)), int(np.floor(iy))
+                for xx, yy in ((x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1)):
+                    if 0 <= xx < w and 0 <= yy < h:
+                        out[b, :, i, j] += (1 - abs(ix - xx)) * (1 - abs(iy - yy)) * x[b, :, yy, xx]
+    return out
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_and_grid_sample_against_numpy(align_corners):
+    """The spatial transformer tutorial: F.affine_grid(theta, x.size()) then
+    F.grid_sample(x, grid); gradients reach the image and theta (finite differences)."""
+    from lucid.autograd import gradcheck
+
+    x = RNG.standard_normal((2, 3, 5, 6))
+    theta = np.array([[[0.9, 0.2, 0.1], [-0.3, 1.1, 0.05]], [[1.2, 0.0, -0.4], [0.1, 0.8, 0.3]]])
+    grid = F.affine_grid(lucid.Tensor(theta), (2, 3, 4, 7), align_corners=align_corners)
+    xs = np.linspace(-1, 1, 7) if align_corners else (2 * np.arange(7) + 1) / 7 - 1
+    ys = np.linspace(-1, 1, 4) if align_corners else (2 * np.arange(4) + 1) / 4 - 1
+    base = np.stack([*np.meshgrid(xs, ys), np.ones((4, 7))], axis=-1)  # (H, W, 3): x, y, 1
+    np.testing.assert_allclose(grid.numpy(), np.einsum("hwk,nck->nhwc", base, theta),
+                               rtol=1e-12, atol=1e-14)
+    out = F.grid_sample(lucid.Tensor(x), grid, align_corners=align_corners)
+    np.testing.assert_allclose(out.numpy(), _bilinear_reference(x, grid.numpy(), align_corners),
+                               rtol=1e-12, atol=1e-14)
+    theta_in = theta * 0.47 + 0.0137 * np.arange(12).reshape(2, 2, 3) / 7  # off the kinks
+    assert gradcheck(lambda img, th: F.grid_sample(
+        img, F.affine_grid(th, (2, 3, 4, 7), align_corners=align_corners),
+        align_corners=align_corners), lucid.Tensor(x, requires_grad=True),
+        lucid.Tensor(theta_in, requires_grad=True))
+    nearest = F.grid_sample(lucid.Tensor(x), grid, mode="nearest", padding_mode="border",
+                            align_corners=align_corners).numpy()
+    assert set(np.round(nearest.reshape(-1), 12)) <= set(np.round(x.reshape(-1), 12))
+    with pytest.raises(ValueError, match="grid_sample: padding_mode must be 'zeros' or "
+                                         "'border' in Lucid, got 'reflection'"):
+        F.grid_sample(lucid.Tensor(x), grid, padding_mode="reflection")
