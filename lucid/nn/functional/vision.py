@@ -16,7 +16,6 @@ import numpy as np
 from lucid.ops import clip as _clip
 from lucid.ops import matmul as _matmul
 from lucid.ops import pad as _constant_pad
-from lucid.ops import stack as _stack
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
