@@ -461,3 +461,22 @@ def test_affine_grid_and_grid_sample_against_numpy(align_corners):
     with pytest.raises(ValueError, match="grid_sample: padding_mode must be 'zeros' or "
                                          "'border' in Lucid, got 'reflection'"):
         F.grid_sample(lucid.Tensor(x), grid, padding_mode="reflection")
+
+
+def test_legacy_size_average_and_reduce():
+    """The spatial transformer tutorial's F.nll_loss(output, target, size_average=False):
+    PyTorch's old pair, read as reduction= (with a warning naming it)."""
+    logp = F.log_softmax(lucid.Tensor(RNG.standard_normal((5, 3))), dim=1)
+    y = lucid.tensor([0, 2, 1, 1, 0])
+    picked = -logp.numpy()[np.arange(5), y.numpy()]
+    with pytest.warns(UserWarning, match=r"nll_loss: size_average and reduce are PyTorch's old "
+                                         r"arguments; this is reduction='sum'"):
+        total = F.nll_loss(logp, y, size_average=False)
+    np.testing.assert_allclose(total.item(), picked.sum(), rtol=1e-12)
+    with pytest.warns(UserWarning, match="reduction='none'"):
+        assert F.cross_entropy(logp, y, reduce=False).shape == (5,)
+    with pytest.warns(UserWarning, match=r"NLLLoss: size_average .* reduction='sum'"):
+        layer = nn.NLLLoss(size_average=False)
+    np.testing.assert_allclose(layer(logp, y).item(), picked.sum(), rtol=1e-12)
+    with pytest.warns(UserWarning):
+        assert nn.MSELoss(size_average=True).reduction == "mean"

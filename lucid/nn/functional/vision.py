@@ -275,12 +275,21 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 # spatial transformers: a sampling grid from an affine map, and sampling an image at it
 
 
-def _base_coords(n: int, align_corners: bool) -> np.ndarray:
+def _base_coords(n: int, align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised coordinates (-1 .. 1) of ``n`` pixel centres (align_corners=False) or
-    of the first and last pixels' centres at -1 and 1 (align_corners=True)."""
+    of the first and last pixels' centres at -1 and 1 (align_corners=True), computed in
+    ``dtype`` as PyTorch computes them (its linspace runs from both ends), so that a grid
+    point on a pixel edge lands on the same side of it -- an identity ``theta`` gives points
+    exactly on pixel centres, where bilinear sampling's gradient changes."""
+    one = dtype.type(1)
+    if n <= 1:
+        return np.zeros(max(n, 0), dtype=dtype)
+    step = np.float64((one + one) / dtype.type(n - 1))  # rounded to dtype, as PyTorch's
+    i = np.arange(n, dtype=np.float64)  # start + step i as one fused multiply-add
+    lin = np.where(i < n // 2, -1.0 + step * i, 1.0 - step * (n - 1 - i)).astype(dtype)
     if align_corners:
-        return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
-    return (2.0 * np.arange(n) + 1.0) / n - 1.0
+        return lin
+    return (lin * dtype.type(n - 1) / dtype.type(n)).astype(dtype)
 
 
 def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
@@ -296,9 +305,11 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     if theta.shape[0] != n:
         raise ValueError(f"affine_grid: theta holds {theta.shape[0]} maps but size asks for "
                          f"N = {n}")
-    xs, ys = _base_coords(w, bool(align_corners)), _base_coords(h, bool(align_corners))
-    base = np.stack([np.tile(xs, h), np.repeat(ys, w), np.ones(h * w)], axis=1)  # (H W, 3)
-    base = Tensor(base, dtype=theta.dtype, device=theta.device)
+    dtype = np.dtype(theta.dtype.cpu)
+    xs = _base_coords(w, bool(align_corners), dtype)
+    ys = _base_coords(h, bool(align_corners), dtype)
+    base = np.stack([np.tile(xs, h), np.repeat(ys, w), np.ones(h * w, dtype=dtype)], axis=1)
+    base = Tensor(base, dtype=theta.dtype, device=theta.device)  # (H W, 3): x, y, 1
     return _matmul(base, theta.transpose(1, 2)).reshape(n, h, w, 2)
 
 
