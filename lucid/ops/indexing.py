@@ -307,6 +307,7 @@ class IndexPut(Op):
     name = "index_put"
     function = None  # spelled x[index] = v
     saves_inputs = False  # backward needs the index and v's shape only
+    wants_needs = True
 
     def __init__(self, index: tuple) -> None:
         self.index = index  # already parsed and checked by setitem
@@ -316,15 +317,18 @@ class IndexPut(Op):
         return backend_for(xp).assign(x, self.index, v)
 
     def backward(self, xp, g):
-        backend = backend_for(xp)
-        gx = backend.assign(g, self.index, xp.zeros((), dtype=g.dtype))
-        return gx, sum_to(xp, g[self.index], self.vshape)
+        gx = gv = None
+        if self.needs[0]:
+            gx = backend_for(xp).assign(g, self.index, xp.zeros((), dtype=g.dtype))
+        if self.needs[1]:
+            gv = sum_to(xp, g[self.index], self.vshape)
+        return gx, gv
 
     def forward_flops(self, out, x, v):
         return 0
 
     def backward_flops(self, out, x, v):
-        return v.size
+        return v.size if self.needs[1] else 0  # the sum down to v's shape (at most)
 
 
 _SETITEM_FIX = "lucid.where(mask, value, x) or lucid.masked_fill(x, mask, value)"
