@@ -256,3 +256,25 @@ def gru_step(x, h, state, prefix):
     r, z = sigmoid(ir + hr), sigmoid(iz + hz)
     n = np.tanh(inn + r * hn)
     return (1 - z) * n + z * h
+
+
+def affine_grid(theta, h, w):
+    """PyTorch's affine_grid, align_corners=False: (N, H, W, 2)."""
+    xs, ys = (2 * np.arange(w) + 1) / w - 1, (2 * np.arange(h) + 1) / h - 1
+    base = np.stack([*np.meshgrid(xs, ys), np.ones((h, w))], axis=-1)  # (H, W, 3): x, y, 1
+    return np.einsum("hwk,nck->nhwc", base, theta)
+
+
+def grid_sample(x, grid):
+    """PyTorch's grid_sample: bilinear, zero padding, align_corners=False."""
+    n, c, h, w = x.shape
+    ix, iy = ((grid[..., 0] + 1) * w - 1) / 2, ((grid[..., 1] + 1) * h - 1) / 2
+    x0, y0 = np.floor(ix).astype(int), np.floor(iy).astype(int)
+    out = np.zeros((n, c) + grid.shape[1:3])
+    batch = np.arange(n)[:, None, None]
+    for xx, yy in ((x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1)):
+        inside = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
+        weight = (1 - np.abs(ix - xx)) * (1 - np.abs(iy - yy)) * inside
+        picked = x[batch, :, np.clip(yy, 0, h - 1), np.clip(xx, 0, w - 1)]  # (N, Ho, Wo, C)
+        out += picked.transpose(0, 3, 1, 2) * weight[:, None]
+    return out

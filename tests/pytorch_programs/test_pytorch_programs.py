@@ -59,6 +59,9 @@ COMPARED = {
     "makemore_style": ["bigram", "mlp"],
     "nano_gpt": ["losses", "val_losses", "sample_len", "tied"],
     "seq2seq_attention": ["losses", "decoded", "attn_shape"],
+    # ... and the spatial transformer tutorial, examples/gcn and examples/gat
+    "spatial_transformer": ["losses", "test_loss", "warped_shape"],
+    "graph_networks": ["gcn", "gat", "gcn_accuracy", "gat_accuracy"],
 }
 
 
@@ -514,3 +517,48 @@ def test_seq2seq_attention():
     np.testing.assert_allclose(out["losses"][0], -total / 48, **F32)
     assert out["attn_shape"] == [1, 6, 4] and len(out["losses"]) == 4
     _torch_agrees("seq2seq_attention", init, data, out)
+
+
+def test_spatial_transformer():
+    ns, init, data, out, model = run_on_lucid("spatial_transformer")
+    s = ref.f64(init)
+    x, y = (np.stack(c) for c in zip(*data[:6]))
+    x = x.astype(np.float64)
+    h = ref.relu(ref.max_pool2d(ref.conv2d(x, s["localization.0.weight"],
+                                           s["localization.0.bias"]), 2))
+    theta = ref.linear(ref.relu(ref.linear(h.reshape(6, -1), s, "fc_loc.0")), s, "fc_loc.2")
+    warped = ref.grid_sample(x, ref.affine_grid(theta.reshape(6, 2, 3), 20, 20))
+    h = ref.relu(ref.max_pool2d(ref.conv2d(warped, s["conv1.weight"], s["conv1.bias"]), 2))
+    logp = ref.log_softmax(ref.linear(h.reshape(6, -1), s, "fc1"))
+    np.testing.assert_allclose(out["losses"][0], -logp[np.arange(6), y].mean(), **F32)
+    assert len(out["losses"]) == 4 and out["warped_shape"] == [6, 1, 20, 20]
+    _torch_agrees("spatial_transformer", init, data, out)
+
+
+def test_graph_networks():
+    ns, init, data, out, model = run_on_lucid("graph_networks")
+    s = ref.f64(init)
+    features, edges, labels = (np.asarray(a) for a in data)
+    adj = np.zeros((20, 20))
+    adj[edges[0], edges[1]] = 1
+    adj = np.eye(20) + (adj > 0)
+    d = 1 / np.sqrt(adj.sum(1))
+    adj = d[:, None] * adj * d[None, :]
+    x = features.astype(np.float64)
+    h = ref.relu(adj @ (x @ s["gcn.gc1.kernel"]) + s["gcn.gc1.bias"])
+    logp = ref.log_softmax(adj @ (h @ s["gcn.gc2.kernel"]) + s["gcn.gc2.bias"])
+    np.testing.assert_allclose(out["gcn"][0], -logp[np.arange(14), labels[:14]].mean(), **F32)
+
+    def attention(v, prefix, heads, hidden):
+        v = (v @ s[f"{prefix}.W"]).reshape(20, heads, hidden).transpose(1, 0, 2)
+        a = s[f"{prefix}.a"]
+        e = v @ a[:, :hidden] + (v @ a[:, hidden:]).transpose(0, 2, 1)
+        e = np.where(e > 0, e, 0.2 * e)
+        e = np.where(adj > 0, e, -9e16)
+        return (np.exp(ref.log_softmax(e)) @ v).mean(0)
+
+    h = attention(x, "gat.gat1", 2, 6)
+    h = np.where(h > 0, h, np.expm1(np.minimum(h, 0)))  # elu
+    logp = ref.log_softmax(attention(h, "gat.gat2", 1, 3))
+    np.testing.assert_allclose(out["gat"][0], -logp[np.arange(14), labels[:14]].mean(), **F32)
+    _torch_agrees("graph_networks", init, data, out)
