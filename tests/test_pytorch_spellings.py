@@ -480,3 +480,59 @@ def test_legacy_size_average_and_reduce():
     np.testing.assert_allclose(layer(logp, y).item(), picked.sum(), rtol=1e-12)
     with pytest.warns(UserWarning):
         assert nn.MSELoss(size_average=True).reduction == "mean"
+
+
+def test_padding_layers_against_numpy():
+    """nn.ReflectionPad2d (style transfer networks), ZeroPad2d, ConstantPad2d,
+    ReplicationPad2d: (left, right, top, bottom) on the last two axes, as np.pad's modes."""
+    x = RNG.standard_normal((2, 3, 4, 5))
+    t = lucid.Tensor(x, requires_grad=True)
+    cases = ((nn.ReflectionPad2d((1, 2, 2, 1)), np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)),
+                                                     mode="reflect")),
+             (nn.ReplicationPad2d(2), np.pad(x, ((0, 0), (0, 0), (2, 2), (2, 2)), mode="edge")),
+             (nn.ZeroPad2d((1, 0, 2, 3)), np.pad(x, ((0, 0), (0, 0), (2, 3), (1, 0)))),
+             (nn.ConstantPad2d(1, 3.5), np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)),
+                                              constant_values=3.5)),
+             (nn.ReflectionPad1d(2), np.pad(x, ((0, 0), (0, 0), (0, 0), (2, 2)), mode="reflect")))
+    for layer, want in cases:
+        np.testing.assert_array_equal(layer(t).numpy(), want, err_msg=repr(layer))
+    nn.ReflectionPad2d(1)(t).sum().backward()  # each input pixel: 1 + its reflected copies
+    counts = np.pad(np.ones((4, 5)), 1, mode="reflect")
+    want = np.zeros((4, 5))
+    idx = np.pad(np.arange(20).reshape(4, 5), 1, mode="reflect")
+    np.add.at(want.reshape(-1), idx.reshape(-1), counts.reshape(-1))
+    np.testing.assert_array_equal(np.asarray(t.grad)[0, 0], want)
+    assert repr(nn.ConstantPad2d(1, 3.5)) == "ConstantPad2d((1, 1, 1, 1), value=3.5)"
+
+
+def test_distances_their_losses_and_more_activations_against_numpy():
+    a, b, c = (RNG.standard_normal((5, 4)) for _ in range(3))
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    A, B, C, Y = (lucid.Tensor(v) for v in (a, b, c, y))
+    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    np.testing.assert_allclose(nn.CosineSimilarity(dim=1)(A, B).numpy(), cos, rtol=1e-12)
+    dist = lambda u, v: np.linalg.norm(u - v + 1e-6, axis=-1)  # noqa: E731 (PyTorch's eps)
+    np.testing.assert_allclose(nn.PairwiseDistance()(A, B).numpy(), dist(a, b), rtol=1e-12)
+    np.testing.assert_allclose(nn.TripletMarginLoss(margin=1.0)(A, B, C).item(),
+                               np.maximum(dist(a, b) - dist(a, c) + 1, 0).mean(), rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.MarginRankingLoss(0.1)(A[:, 0], B[:, 0], Y).item(),
+        np.maximum(-y * (a[:, 0] - b[:, 0]) + 0.1, 0).mean(), rtol=1e-12)
+    cos_last = (a * b).sum(-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+    np.testing.assert_allclose(
+        nn.CosineEmbeddingLoss(0.2)(A, B, Y).item(),
+        np.where(y == 1, 1 - cos_last, np.maximum(cos_last - 0.2, 0)).mean(), rtol=1e-12)
+    big = a * 40  # logsigmoid without overflow
+    np.testing.assert_allclose(nn.LogSigmoid()(lucid.Tensor(big)).numpy(),
+                               -np.logaddexp(0, -big), rtol=1e-12)
+    np.testing.assert_allclose(nn.Softsign()(A).numpy(), a / (1 + np.abs(a)), rtol=1e-12)
+    np.testing.assert_array_equal(nn.Hardtanh(-0.5, 0.7)(A).numpy(), np.clip(a, -0.5, 0.7))
+    np.testing.assert_allclose(nn.GLU()(A).numpy(), a[:, :2] / (1 + np.exp(-a[:, 2:])),
+                               rtol=1e-12)
+    e = np.exp(-a)
+    np.testing.assert_allclose(nn.Softmin(dim=1)(A).numpy(), e / e.sum(1, keepdims=True),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(nn.Threshold(0.1, 20.0)(A).numpy(), np.where(a > 0.1, a, 20))
+    prelu = nn.PReLU(4)
+    assert prelu.weight.tolist() == [0.25] * 4
+    np.testing.assert_allclose(prelu(A).numpy(), np.where(a > 0, a, 0.25 * a), rtol=1e-6)
