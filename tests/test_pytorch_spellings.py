@@ -536,3 +536,36 @@ def test_distances_their_losses_and_more_activations_against_numpy():
     prelu = nn.PReLU(4)
     assert prelu.weight.tolist() == [0.25] * 4
     np.testing.assert_allclose(prelu(A).numpy(), np.where(a > 0, a, 0.25 * a), rtol=1e-6)
+
+
+def test_packed_sequences_through_a_recurrent_layer():
+    """The chatbot tutorial's encoder: pack_padded_sequence -> GRU -> pad_packed_sequence.
+    Each sequence runs to its own length (checked against a NumPy GRU), padded steps are 0
+    (or padding_value), h_n is each sequence's state at its end."""
+    from lucid.nn.utils.rnn import pack_padded_sequence, pack_sequence, pad_packed_sequence
+    from tests.pytorch_programs import reference as ref
+
+    x = RNG.standard_normal((5, 3, 4))  # (L, N, features)
+    lengths = [5, 3, 2]
+    lucid.random.seed(0)
+    gru = nn.GRU(4, 6).double()
+    out, h_n = gru(pack_padded_sequence(lucid.Tensor(x), lengths))
+    padded, got_lengths = pad_packed_sequence(out)
+    s = {f"gru.{k}": np.asarray(v, dtype=np.float64) for k, v in gru.state_dict().items()}
+    for b, n in enumerate(lengths):
+        h = np.zeros(6)
+        for t in range(n):
+            h = ref.gru_step(x[t, b], h, s, "gru")
+            np.testing.assert_allclose(padded.numpy()[t, b], h, rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(padded.numpy()[n:, b], 0.0)
+        np.testing.assert_allclose(h_n.numpy()[0, b], h, rtol=1e-10, atol=1e-12)
+    assert got_lengths.tolist() == lengths
+    packed = pack_padded_sequence(lucid.Tensor(x), lengths)
+    assert packed.batch_sizes.tolist() == [3, 3, 2, 1, 1]
+    np.testing.assert_array_equal(packed.data.numpy(), np.concatenate(
+        [x[t, :k] for t, k in enumerate([3, 3, 2, 1, 1])]))
+    filled, _ = pad_packed_sequence(out, batch_first=True, padding_value=-1.0)
+    assert filled.shape == (3, 5, 6) and (filled.numpy()[2, 2:] == -1).all()
+    assert pack_sequence([lucid.ones(3, 4), lucid.ones(2, 4)]).lengths.tolist() == [3, 2]
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        pack_padded_sequence(lucid.Tensor(x), [2, 5, 3])
