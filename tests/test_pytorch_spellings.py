@@ -569,3 +569,9 @@ def test_packed_sequences_through_a_recurrent_layer():
     assert pack_sequence([lucid.ones(3, 4), lucid.ones(2, 4)]).lengths.tolist() == [3, 2]
     with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
         pack_padded_sequence(lucid.Tensor(x), [2, 5, 3])
+
+
+def test_device_flags_of_a_tensor():
+    """examples/dcgan's ``if (input.is_cuda or input.is_xpu) and self.ngpu > 1``."""
+    x = lucid.ones(2)
+    assert x.is_cpu is True and x.is_xpu is False and x.is_meta is False and not x.is_cuda
