@@ -57,6 +57,7 @@ from lucid import linalg  # noqa: E402  (lucid.linalg.inv, .svd, ...: matrix fun
 from lucid import distributed  # noqa: E402  (collectives on MLX's distributed engine)
 from lucid import einops  # noqa: E402  (lucid.einops.rearrange, ...: einops on Lucid ops)
 from lucid import nn  # noqa: E402
+from lucid import distributions  # noqa: E402  (Categorical, Normal: REINFORCE, VAEs)
 from lucid import data, optim  # noqa: E402
 from lucid import models  # noqa: E402
 from lucid import utils  # noqa: E402  (lucid.utils.data: torch.utils.data's names)

@@ -575,3 +575,45 @@ def test_device_flags_of_a_tensor():
     """examples/dcgan's ``if (input.is_cuda or input.is_xpu) and self.ngpu > 1``."""
     x = lucid.ones(2)
     assert x.is_cpu is True and x.is_xpu is False and x.is_meta is False and not x.is_cuda
+
+
+def test_distributions_for_policy_gradients_and_vaes():
+    """examples/reinforcement_learning samples actions with Categorical(probs) and trains on
+    -m.log_prob(action) * R; VAEs write KL(N(mu, s) || N(0, 1)) with kl_divergence."""
+    from lucid.distributions import Bernoulli, Categorical, Normal, kl_divergence
+
+    lucid.manual_seed(0)
+    p = np.array([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])
+    probs = lucid.Tensor(p, requires_grad=True)
+    m = Categorical(probs)
+    action = m.sample()
+    assert action.shape == (2,) and action.dtype == lucid.int64
+    np.testing.assert_allclose(m.log_prob(lucid.tensor([1, 0])).numpy(), np.log([0.6, 0.5]),
+                               rtol=1e-12)
+    np.testing.assert_allclose(m.entropy().numpy(), -(p * np.log(p)).sum(1), rtol=1e-12)
+    draws = m.sample((20000,)).numpy()
+    freq = np.stack([np.bincount(draws[:, b], minlength=3) / 20000 for b in range(2)])
+    assert np.abs(freq - p).max() < 4 * np.sqrt(0.25 / 20000)
+    (-m.log_prob(lucid.tensor([1, 2])).sum()).backward()  # d(-log p_i / sum p)/dp
+    want = np.ones_like(p) / p.sum(1, keepdims=True)
+    want[0, 1] -= 1 / 0.6
+    want[1, 2] -= 1 / 0.25
+    np.testing.assert_allclose(np.asarray(probs.grad), want, rtol=1e-12)
+    logits = Categorical(logits=lucid.Tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(logits.probs.numpy(), np.exp([1, 2, 3]) / np.exp([1, 2, 3]).sum(),
+                               rtol=1e-12)
+    mu, s = lucid.Tensor([0.5, -1.0], requires_grad=True), lucid.Tensor([2.0, 0.5])
+    n = Normal(mu, s)
+    np.testing.assert_allclose(n.log_prob(lucid.Tensor([1.0, 0.0])).numpy(),
+                               -((np.array([0.5, 1.0])) ** 2) / (2 * np.array([4.0, 0.25]))
+                               - np.log([2.0, 0.5]) - 0.5 * np.log(2 * np.pi), rtol=1e-12)
+    kl = kl_divergence(n, Normal(0.0, 1.0))
+    np.testing.assert_allclose(kl.numpy(), 0.5 * (np.array([4.0, 0.25]) + np.array([0.25, 1.0])
+                                                  - 1 - np.log([4.0, 0.25])), rtol=1e-12)
+    n.rsample().sum().backward()  # d(mu + s eps)/dmu = 1
+    np.testing.assert_array_equal(np.asarray(mu.grad), [1.0, 1.0])
+    b = Bernoulli(probs=lucid.Tensor([0.2, 0.9]))
+    np.testing.assert_allclose(b.log_prob(lucid.Tensor([0.0, 1.0])).numpy(), np.log([0.8, 0.9]),
+                               rtol=1e-9)
+    with pytest.raises(ValueError, match="Categorical: give probs or logits"):
+        Categorical()
