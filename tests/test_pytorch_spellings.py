@@ -617,3 +617,22 @@ def test_distributions_for_policy_gradients_and_vaes():
                                rtol=1e-9)
     with pytest.raises(ValueError, match="Categorical: give probs or logits"):
         Categorical()
+
+
+def test_nanogpt_train_py_spellings():
+    """nanoGPT's train.py: torch.compile(model), a dtype table naming torch.bfloat16,
+    torch.cuda.is_bf16_supported(), and `from torch.distributed import init_process_group,
+    destroy_process_group` (called only under torchrun)."""
+    from lucid.distributed import destroy_process_group, init_process_group
+
+    model = nn.Linear(2, 2)
+    assert lucid.compile(model) is model and lucid.compile()(len) is len
+    table = {"float32": lucid.float32, "bfloat16": lucid.bfloat16, "float16": lucid.float16}
+    dtype = "bfloat16" if lucid.cuda.is_bf16_supported() else "float16"
+    assert table[dtype] == lucid.float16
+    with pytest.raises(TypeError, match="Unsupported dtype 'bfloat16'"):
+        lucid.zeros(2, dtype=lucid.bfloat16)
+    init_process_group(backend="nccl")
+    assert lucid.distributed.get_world_size() == 1 and lucid.distributed.get_rank() == 0
+    destroy_process_group()
+    lucid.cuda.set_device("cuda:0")
