@@ -636,3 +636,17 @@ def test_nanogpt_train_py_spellings():
     assert lucid.distributed.get_world_size() == 1 and lucid.distributed.get_rank() == 0
     destroy_process_group()
     lucid.cuda.set_device("cuda:0")
+
+
+def test_an_endless_sampler_with_worker_processes():
+    """makemore's defaults: InfiniteDataLoader(..., pin_memory=True, num_workers=4) over
+    RandomSampler(replacement=True, num_samples=int(1e10)): the workers get batches as they
+    are drawn, not a list of 10^10 indices made first."""
+    from lucid.utils.data import DataLoader, RandomSampler, TensorDataset
+
+    ds = TensorDataset(lucid.arange(12))
+    sampler = RandomSampler(ds, replacement=True, num_samples=int(1e10))
+    it = iter(DataLoader(ds, sampler=sampler, batch_size=3, num_workers=2, pin_memory=True))
+    batches = [next(it)[0].tolist() for _ in range(5)]
+    assert all(len(b) == 3 and all(0 <= v < 12 for v in b) for b in batches)
+    del it
