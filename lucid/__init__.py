@@ -52,14 +52,29 @@ from lucid.ops.pytorch import MaxMin  # noqa: E402
 
 # PyTorch's dtype names: lucid.float32, lucid.float (32 bits, as in PyTorch), lucid.long, ...
 globals().update(types.PYTORCH_NAMES)
+# named, because programs build dtype tables with it (nanoGPT's {"bfloat16": ...}), but not a
+# Lucid dtype (NumPy has no bfloat16): a tensor asked for it raises, naming the dtypes there are
+bfloat16 = "bfloat16"
 from lucid import autograd  # noqa: E402
 from lucid import linalg  # noqa: E402  (lucid.linalg.inv, .svd, ...: matrix functions)
 from lucid import distributed  # noqa: E402  (collectives on MLX's distributed engine)
 from lucid import einops  # noqa: E402  (lucid.einops.rearrange, ...: einops on Lucid ops)
 from lucid import nn  # noqa: E402
+from lucid import distributions  # noqa: E402  (Categorical, Normal: REINFORCE, VAEs)
 from lucid import data, optim  # noqa: E402
 from lucid import models  # noqa: E402
 from lucid import utils  # noqa: E402  (lucid.utils.data: torch.utils.data's names)
 from lucid.serialization import load, save  # noqa: E402
+
+
+
+def compile(model=None, **options):  # noqa: A001 (PyTorch's name: torch.compile)
+    """PyTorch's ``torch.compile(model)``: the model itself -- Lucid runs every op as it is
+    called (that is what its drawings and step-by-step backward show), so there is nothing to
+    compile; the results are the same.  Usable as a decorator too."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
 
 __version__ = "0.1.0"

@@ -45,6 +45,17 @@ __all__ = [
 ]
 
 
+def _with_size(fn: str, shape: tuple[Any, ...], size: Any) -> tuple[Any, ...]:
+    """The shape given positionally, or by PyTorch's keyword ``size=`` (``empty(size=(2,
+    3))``, as examples/gat writes it) -- not both."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{fn}: give the shape once, positionally ({fn}(2, 3)) or as "
+                        f"size=(2, 3), not both")
+    return (size,)
+
+
 def _shape(fn: str, shape: tuple[Any, ...]) -> tuple[int, ...]:
     """``(2, 3)`` from ``zeros(2, 3)`` or ``zeros((2, 3))``; sizes are non-negative ints."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -102,6 +113,7 @@ def _make(
 
 def zeros(
     *shape: Any,
+    size: Any = None,
     dtype: Any = None,
     device: str = "cpu",
     requires_grad: bool = False,
@@ -109,13 +121,14 @@ def zeros(
     name: str | None = None,
 ) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))`` (float64 unless ``dtype``)."""
-    shape = _shape("zeros", shape)
+    shape = _shape("zeros", _with_size("zeros", shape, size))
     _check_dtype(dtype)
     return _make(np.zeros(shape), dtype, device, requires_grad, keep_grad, name)
 
 
 def ones(
     *shape: Any,
+    size: Any = None,
     dtype: Any = None,
     device: str = "cpu",
     requires_grad: bool = False,
@@ -123,13 +136,14 @@ def ones(
     name: str | None = None,
 ) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))`` (float64 unless ``dtype``)."""
-    shape = _shape("ones", shape)
+    shape = _shape("ones", _with_size("ones", shape, size))
     _check_dtype(dtype)
     return _make(np.ones(shape), dtype, device, requires_grad, keep_grad, name)
 
 
 def empty(
     *shape: Any,
+    size: Any = None,
     dtype: Any = None,
     device: str = "cpu",
     requires_grad: bool = False,
@@ -137,7 +151,7 @@ def empty(
     name: str | None = None,
 ) -> Tensor:
     """A tensor whose values are unspecified (whatever memory held): fill it before reading."""
-    shape = _shape("empty", shape)
+    shape = _shape("empty", _with_size("empty", shape, size))
     _check_dtype(dtype)
     return _make(np.empty(shape), dtype, device, requires_grad, keep_grad, name)
 

@@ -55,5 +55,15 @@ def empty_cache() -> None:
     """MLX manages its own memory; nothing to free here."""
 
 
+def set_device(device: object) -> None:
+    """Lucid's "gpu" is one device; nothing to choose (nanoGPT's DDP setup calls this)."""
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: Lucid has no bfloat16 (NumPy has none), so programs pick float16 or float32."""
+    return False
+
+
 __all__ = ["amp", "is_available", "device_count", "current_device", "get_device_name",
-           "manual_seed", "manual_seed_all", "synchronize", "empty_cache"]
+           "manual_seed", "manual_seed_all", "synchronize", "empty_cache", "set_device",
+           "is_bf16_supported"]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends import check_device, get_backend
-from lucid.creation import _shape
+from lucid.creation import _shape, _with_size
 from lucid.shapes import broadcasts_to
 from lucid.tensor import RANDOM_STREAM, Tensor
 from lucid.types import Int64, Numeric, as_numeric, get_default_dtype, to_numeric_type
@@ -215,6 +215,7 @@ def _below(values: np.ndarray, high: float, stored: Numeric) -> np.ndarray:
 
 def rand(
     *shape: Any,
+    size: Any = None,
     dtype: Any = None,
     device: str = "cpu",
     requires_grad: bool = False,
@@ -224,7 +225,7 @@ def rand(
 ) -> Tensor:
     """Uniform samples from [0, 1): ``rand(2, 3)`` or ``rand((2, 3))``.  ``generator=`` (a
     :class:`Generator`) draws from that stream instead of the module's."""
-    shape = _shape("rand", shape)
+    shape = _shape("rand", _with_size("rand", shape, size))
     numeric = _float_dtype("rand", dtype)
     stored = _stored("rand", numeric, device)
     values = _below(_rng(generator).random(shape), 1.0, stored)
@@ -234,6 +235,7 @@ def rand(
 
 def randn(
     *shape: Any,
+    size: Any = None,
     dtype: Any = None,
     device: str = "cpu",
     requires_grad: bool = False,
@@ -245,7 +247,7 @@ def randn(
 
     For another mean and spread, scale and shift: ``mu + sigma * lucid.randn(n)``.
     """
-    shape = _shape("randn", shape)
+    shape = _shape("randn", _with_size("randn", shape, size))
     numeric = _float_dtype("randn", dtype)
     _stored("randn", numeric, device)
     values = _rng(generator).standard_normal(shape)

@@ -35,6 +35,7 @@ process) leaves the previous file exactly as it was.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import math
@@ -42,6 +43,8 @@ import os
 import secrets
 import stat
 import struct
+import warnings
+import weakref
 from typing import IO, Any
 
 import numpy as np
@@ -96,18 +99,27 @@ def save(obj: Any, path: str | os.PathLike | IO[bytes]) -> None:
 
     >>> lucid.save(model.state_dict(), "model.lucid")
     >>> model.load_state_dict(lucid.load("model.lucid"))
+
+    ``lucid.save(model, path)`` (PyTorch's whole-module save) saves ``model.state_dict()``
+    -- a file holds numbers and text, never code -- and marks the file with the module's
+    class.  ``lucid.load`` of that file in the same Python process (a training script that
+    saves its best model and reloads it at the end) gives a copy of the module holding the
+    saved weights, as PyTorch does; in another process, where the module cannot be rebuilt
+    from the file, it gives the state dict and a warning naming ``load_state_dict``.
     """
+    module = None
     if isinstance(obj, Module):
-        raise TypeError(
-            "lucid.save: save a module's state, not the module: "
-            "lucid.save(model.state_dict(), path), then model.load_state_dict(lucid.load(path))"
-        )
+        module, obj = obj, obj.state_dict()
     arrays: list[tuple[str, np.ndarray]] = []
     tree = _Encoder(arrays).encode(obj, (), set())
     header: dict[str, Any] = {"__metadata__": {
         "format": FORMAT, "version": VERSION,
         "tree": json.dumps(tree, separators=(",", ":"), allow_nan=False),
     }}
+    if module is not None:
+        token = secrets.token_hex(8)
+        _SAVED_MODULES[token] = weakref.ref(module)
+        header["__metadata__"].update(module=type(module).__name__, token=token)
     chunks = []
     offset = 0
     for name, arr in arrays:
@@ -299,6 +311,40 @@ def _where(path: tuple) -> str:
 # load
 
 
+@contextlib.contextmanager
+def safe_globals(safe_globals: Any) -> Any:
+    """PyTorch's ``with torch.serialization.safe_globals([...]): torch.load(f)`` (the classes
+    its loader may build): accepted and not needed -- a Lucid file holds no code, so every
+    load is safe."""
+    yield
+
+
+def add_safe_globals(safe_globals: Any) -> None:
+    """PyTorch's allow-list for its loader; nothing to allow in Lucid (see safe_globals)."""
+
+
+#: token written in a file by ``save(module, path)`` -> the module (while it lives): what
+#: ``load`` copies to give a module back in the same process
+_SAVED_MODULES: dict[str, Any] = {}
+
+
+def _as_module(metadata: Any, state: Any, source: str) -> Any:
+    """The module a ``save(module, path)`` file stands for, if that module still lives in
+    this process: a copy holding the saved state.  Otherwise the state dict, with a warning."""
+    ref = _SAVED_MODULES.get(metadata.get("token", "")) if isinstance(metadata, dict) else None
+    live = ref() if ref is not None else None
+    if live is None:
+        warnings.warn(
+            f"lucid.load: {source} holds the state dict of a {metadata.get('module')} saved "
+            "with lucid.save(model, path); Lucid files hold no code, so the module cannot be "
+            "rebuilt here: build it, then model.load_state_dict(lucid.load(path))",
+            UserWarning, stacklevel=3)
+        return state
+    module = copy.deepcopy(live)
+    module.load_state_dict(state)
+    return module
+
+
 def load(path: str | os.PathLike | IO[bytes], device: str = "cpu", *,
          map_location: Any = None, weights_only: bool = True) -> Any:
     """Read an object written by :func:`save`; Tensors are placed on ``device``.
@@ -331,7 +377,12 @@ def load(path: str | os.PathLike | IO[bytes], device: str = "cpu", *,
             f"lucid.load: reading {getattr(path, 'name', 'the file')!r} gave "
             f"{type(raw).__name__}, not bytes; open the file in binary mode: open(path, 'rb')"
         )
-    return _Decoder(bytes(raw), str(source), device).run()
+    decoder = _Decoder(bytes(raw), str(source), device)
+    out = decoder.run()
+    if isinstance(decoder.metadata, dict) and "module" in decoder.metadata:
+        module = _as_module(decoder.metadata, out, str(source))
+        return module.to(device) if isinstance(module, Module) else module
+    return out
 
 
 class _Decoder:
@@ -339,13 +390,14 @@ class _Decoder:
         self.raw = raw
         self.source = source
         self.device = device
+        self.metadata: Any = None
 
     def fail(self, message: str) -> ValueError:
         return ValueError(f"lucid.load: {self.source}: {message}")
 
     def run(self) -> Any:
         header, data_start = self._header()
-        metadata = header.pop("__metadata__", None)
+        metadata = self.metadata = header.pop("__metadata__", None)
         entries = self._entries(header, len(self.raw) - data_start)
         self.arrays = {name: self._array(name, entry, data_start)
                        for name, entry in entries.items()}

@@ -383,6 +383,11 @@ def _host(x: Any) -> Any:
 RANDOM_STREAM: list[np.random.Generator] = [np.random.default_rng()]
 
 
+def _is_size(value: Any) -> bool:
+    """An int that is not a bool: a size in PyTorch's legacy ``torch.Tensor(2, 3)``."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 class Tensor:
     """``Tensor(data, requires_grad=False, keep_grad=False, dtype=None, device="cpu",
     name=None)``.
@@ -424,13 +429,24 @@ class Tensor:
         device: str = "cpu",
         name: str | None = None,
     ) -> None:
+        if _is_size(requires_grad):  # PyTorch's legacy torch.Tensor(2, 3): a shape
+            if not _is_size(data):
+                raise TypeError(
+                    f"Tensor({data!r}, {requires_grad!r}, ...): the second argument is "
+                    "requires_grad (True/False), not a size; for values write "
+                    "lucid.tensor(data)")
+            sizes = [data, requires_grad]
+            for extra in (keep_grad, dtype, device):
+                if not _is_size(extra):
+                    break
+                sizes.append(extra)
+            # an uninitialised float32 tensor in PyTorch (the old way to make a parameter
+            # before an nn.init call); zeros here
+            data = np.zeros([int(n) for n in sizes], dtype=np.float32)
+            requires_grad, keep_grad = False, False
+            dtype = None if _is_size(dtype) else dtype
+            device = "cpu" if _is_size(device) else device
         device = check_device(device)
-        if isinstance(requires_grad, (int, np.integer)) and not isinstance(requires_grad, bool):
-            raise TypeError(  # PyTorch's legacy torch.Tensor(2, 3): an uninitialised (2, 3)
-                f"Tensor({data!r}, {requires_grad!r}, ...): the second argument is "
-                "requires_grad (True/False), not a size. For a tensor of a shape write "
-                "lucid.zeros(2, 3) or lucid.empty(2, 3); for values, lucid.tensor(data)."
-            )
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Tensor: name must be a string or None, got {type(name).__name__}")
         backend = get_backend(device)

@@ -626,8 +626,8 @@ def test_channel_dropouts_and_drop_path():
     layer = nn.Dropout1d(0.3).eval()
     assert layer(lucid.ones(2, 3, 4)) is not None and \
         np.array_equal(layer(lucid.ones(2, 3, 4)).numpy(), np.ones((2, 3, 4)))
-    with pytest.raises(ValueError, match=r"dropout3d: expected a \(N, C, 3 spatial\)"):
-        F.dropout3d(lucid.ones(2, 3), 0.5)
+    with pytest.raises(ValueError, match=r"dropout1d: expected a \(N, C, 1 spatial\)"):
+        F.dropout1d(lucid.ones(2, 3, 4, 5), 0.5)
     z = nn.DropPath(0.5)(lucid.ones(16, 4)).numpy()
     assert set(np.unique(z)) <= {0.0, 2.0} and (z == z[:, :1]).all()
     assert np.array_equal(nn.DropPath(0.5).eval()(lucid.ones(3, 2)).numpy(), np.ones((3, 2)))

@@ -765,9 +765,8 @@ def test_amp_names_pass_through():
     assert not t([1.0]).is_cuda
 
 
-def test_pytorchs_legacy_tensor_of_a_shape_names_lucids_spelling():
-    with pytest.raises(TypeError, match=r"not a size.*lucid.zeros\(2, 3\)"):
-        lucid.Tensor(2, 3)
+def test_pytorchs_legacy_tensor_of_a_shape_is_a_float32_tensor_of_that_shape():
+    assert lucid.Tensor(2, 3).shape == (2, 3) and lucid.Tensor(2, 3).dtype == lucid.float32
     assert lucid.linspace(0, 1, steps=3).tolist() == [0.0, 0.5, 1.0]
 
 

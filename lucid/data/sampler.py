@@ -97,15 +97,41 @@ class RandomSampler(Sampler):
     def num_samples(self) -> int:
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
+    #: draws made at once with replacement: an "endless" sampler (makemore's
+    #: ``num_samples=int(1e10)``) draws as it goes instead of holding 10^10 indices
+    CHUNK = 1 << 16
+
     def __iter__(self) -> Iterator[int]:
         n, rng = len(self.data_source), _numpy_rng(self.generator)
         if self.replacement:
-            return iter(rng.integers(0, n, size=self.num_samples).tolist())
+            first = rng.integers(0, n, size=min(self.num_samples, self.CHUNK)).tolist()
+            if self.num_samples <= self.CHUNK:
+                return iter(first)
+            return self._more_draws(rng, n, first)
         full, rest = divmod(self.num_samples, n) if n else (0, 0)
+        if full > 1:  # one permutation after another, each drawn when it is reached
+            return self._more_permutations(rng, n, rng.permutation(n).tolist(), full, rest)
         order = [rng.permutation(n) for _ in range(full)]
         if rest:
             order.append(rng.permutation(n)[:rest])
         return iter(np.concatenate(order).tolist() if order else [])
+
+    def _more_draws(self, rng: Any, n: int, first: list[int]) -> Iterator[int]:
+        yield from first
+        left = self.num_samples - len(first)
+        while left > 0:
+            size = min(left, self.CHUNK)
+            yield from rng.integers(0, n, size=size).tolist()
+            left -= size
+
+    @staticmethod
+    def _more_permutations(rng: Any, n: int, first: list[int], full: int,
+                           rest: int) -> Iterator[int]:
+        yield from first
+        for _ in range(full - 1):
+            yield from rng.permutation(n).tolist()
+        if rest:
+            yield from rng.permutation(n)[:rest].tolist()
 
     def __len__(self) -> int:
         return self.num_samples

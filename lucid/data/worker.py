@@ -23,11 +23,13 @@ it is (``None`` in the main process).
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import queue
 import random
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,15 +182,19 @@ class WorkerPool:
         """One pass of ``loader`` through a pool: its own, or the loader's kept one
         (``persistent_workers=True``)."""
         # the pass's order is drawn first, then the workers' seed: a seeded shuffle gives
-        # the same order with and without workers
-        batches = list(loader.index_batches())
+        # the same order with and without workers.  A sampler draws when it starts, so the
+        # first batch is taken now and the rest as the workers need them (an "endless"
+        # sampler, num_samples=int(1e10), is never listed whole)
+        rest = iter(loader.index_batches())
+        first = next(rest, None)
+        batches = itertools.chain([] if first is None else [first], rest)
         if loader.persistent_workers:
             if loader._pool is None or loader._pool.closed:
                 loader._pool = cls(loader)
             return loader._pool.run(loader, batches, close=False)
         return cls(loader).run(loader, batches, close=True)
 
-    def run(self, loader: Any, batches: list[Any], close: bool) -> Any:
+    def run(self, loader: Any, batches: Iterator[Any], close: bool) -> Any:
         """Yield the batches of one pass, in order; shut the workers down at the end (or on
         an error, or when the loop is left early) unless they are kept."""
         self.epoch += 1

@@ -41,6 +41,27 @@ from lucid.distributed.collectives import (
     ring_bytes,
 )
 
-__all__ = ["init", "is_initialized", "get_rank", "get_world_size", "get_backend", "get_timeout",
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None,
+                       timeout: object = None, world_size: int = -1, rank: int = -1,
+                       **kwargs: object) -> None:
+    """PyTorch's name for :func:`init`: join the launcher's group.  PyTorch's backend names
+    ("nccl", "gloo") are not MLX's, so the launcher's choice is taken; ranks and sizes come
+    from ``python -m lucid.distributed.launch``."""
+    init(None)
+
+
+def destroy_process_group(group: object = None) -> None:
+    """Nothing to tear down: MLX's group lives as long as the process."""
+
+
+def is_available() -> bool:
+    """True: a program without a launcher is a world of one process."""
+    return True
+
+
+__all__ = ["init_process_group", "destroy_process_group", "is_available",
+           "init", "is_initialized", "get_rank", "get_world_size", "get_backend", "get_timeout",
            "all_reduce", "all_gather", "broadcast", "barrier", "ring_bytes", "AllReduce",
            "AllGather", "DistributedError", "TIMEOUT_EXIT_CODE"]

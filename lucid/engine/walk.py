@@ -89,6 +89,8 @@ def _walk(root: Any, seed: Any, rules: Any, keep_grad: bool, capture: dict | Non
                 wanted.append((node, g))
             for parent, pg in zip(node._prev, backward(node, g)):
                 if pg is not None and parent.requires_grad:
+                    if parent._op is not None and parent._op.seq > node._op.seq:
+                        raise written_after_use(parent, node)
                     if parent._g is None:  # the first gradient to reach parent: queue it
                         _enqueue(parent, heap, leaves)
                     send(node, parent, pg, g)  # added to what parent has received
@@ -97,6 +99,17 @@ def _walk(root: Any, seed: Any, rules: Any, keep_grad: bool, capture: dict | Non
         for n in [node] + [n for _, n in heap] + leaves:
             n._g = None
         raise
+
+
+def written_after_use(parent: Any, node: Any) -> RuntimeError:
+    """A node's input was made *after* the node: only an in-place write recorded into a graph
+    (``x[i] = v`` makes ``x`` a new node) can do that, after ``x`` had already been used."""
+    return RuntimeError(
+        f"backward through {type(node._op).__name__}: its input (shape "
+        f"{fmt(parent.shape)}) was written in place (x[...] = value) after this op used it, "
+        "and its gradient would have to reach the value it had before. Write into a new "
+        "tensor (x = x.clone(); x[...] = value), or write before using x."
+    )
 
 
 def _enqueue(node: Any, heap: list, leaves: list) -> None:

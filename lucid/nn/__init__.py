@@ -6,3 +6,4 @@ from lucid.nn.containers import ModuleDict, ModuleList, ParameterDict, Parameter
 from lucid.nn.layers import *
 from lucid.nn import functional, init, utils
 from lucid.nn import parallel  # DistributedDataParallel (imports lucid.distributed)
+from lucid.nn import modules  # PyTorch's paths: lucid.nn.modules.linear.Linear, ...

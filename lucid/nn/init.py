@@ -43,6 +43,9 @@ __all__ = [
     "xavier_normal_",
     "kaiming_uniform_",
     "kaiming_normal_",
+    "orthogonal_",
+    "trunc_normal_",
+    "eye_",
     # Lucid 2.x's names, without the trailing underscore: the same functions
     "uniform",
     "normal",
@@ -198,6 +201,54 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
 
 
+def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix times ``gain`` (Saxe et al. 2013; PyTorch's
+    recipe): the tensor seen as rows x cols (its first axis by the rest), the Q of the QR
+    decomposition of a Gaussian matrix, its columns' signs fixed by R's diagonal so that Q is
+    uniformly distributed.  Rows (or columns, whichever are fewer) are then orthonormal:
+    W W^T = gain^2 I when rows <= cols."""
+    _check("orthogonal_", tensor)
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: needs a tensor of 2 or more dimensions, got shape "
+                         f"{fmt(tensor.shape)}")
+    rows = tensor.shape[0]
+    cols = tensor.size // rows if rows else 0
+    flat = random.randn((rows, cols), dtype="float64").numpy()
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))  # makes the decomposition unique: Q is Haar-distributed
+    if rows < cols:
+        q = q.T
+    values = Tensor(q.reshape(tensor.shape) * gain, dtype=tensor.dtype, device=tensor.device)
+    return _fill("orthogonal_", tensor, values)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0) -> Tensor:
+    """Fill with samples from N(mean, std²) truncated to [a, b] (absolute bounds, as in
+    PyTorch): draws outside the bounds are drawn again."""
+    _check("trunc_normal_", tensor)
+    if not std > 0 or not a < b:
+        raise ValueError(f"trunc_normal_: needs std > 0 and a < b, got std={std}, a={a}, b={b}")
+    values = random.randn((tensor.size,), dtype="float64").numpy() * std + mean
+    bad = (values < a) | (values > b)
+    while bad.any():  # the fraction redrawn shrinks geometrically
+        values[bad] = random.randn((int(bad.sum()),), dtype="float64").numpy() * std + mean
+        bad = (values < a) | (values > b)
+    values = Tensor(values.reshape(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    return _fill("trunc_normal_", tensor, values)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal, as far as it goes)."""
+    _check("eye_", tensor)
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_: needs a 2-D tensor, got shape {fmt(tensor.shape)}")
+    values = Tensor(np.eye(*tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    return _fill("eye_", tensor, values)
+
+
 def _accept_data(init: Any) -> Any:
     """``init`` also filling a parameter's ``.data`` (PyTorch's ``nn.init.normal_(m.weight.data,
     0.0, 0.02)``): a backend array with PyTorch's methods (:class:`lucid.tensor.TensorIdioms`),
@@ -222,6 +273,9 @@ xavier_uniform_ = _accept_data(xavier_uniform_)
 xavier_normal_ = _accept_data(xavier_normal_)
 kaiming_uniform_ = _accept_data(kaiming_uniform_)
 kaiming_normal_ = _accept_data(kaiming_normal_)
+orthogonal_ = _accept_data(orthogonal_)
+trunc_normal_ = _accept_data(trunc_normal_)
+eye_ = _accept_data(eye_)
 
 # Lucid 2.x's spellings (no trailing underscore): aliases, not copies
 uniform = uniform_

@@ -25,6 +25,7 @@ from lucid.ops import graph_xp  # noqa: F401,E402  (backward rules on Lucid ops:
 from lucid.ops import backward  # noqa: F401,E402  (Tensor.backward: seeds the walk)
 from lucid.ops import tensor_methods  # noqa: F401,E402  (attaches methods and operators)
 from lucid.ops import pytorch  # noqa: F401,E402  (PyTorch's spellings: dim=, x.view, cat ...)
+from lucid.ops import sparse  # noqa: F401,E402  (spmm, to_sparse ...: on dense tensors)
 
 globals().update(FUNCTIONS)
 

@@ -109,6 +109,50 @@ class Log2(Elementwise):
         return (g / (self.x * math.log(2.0)),)
 
 
+class Log10(Elementwise):
+    """y = log10 x = ln x / ln 10.   dy/dx = 1 / (x ln 10)."""
+
+    name = "log10"
+    method = True
+
+    def forward(self, xp, x):
+        self.x = x
+        return xp.log10(x)
+
+    def backward(self, xp, g):
+        return (g / (self.x * math.log(10.0)),)
+
+
+class Log1p(Elementwise):
+    """y = ln(1 + x), exact for tiny x (where 1 + x would round to 1).   dy/dx = 1 / (1 + x)."""
+
+    name = "log1p"
+    method = True
+
+    def forward(self, xp, x):
+        self.x = x
+        return xp.log1p(x)
+
+    def backward(self, xp, g):
+        return (g / (1 + self.x),)
+
+
+class Expm1(Elementwise):
+    """y = e^x - 1, exact for tiny x.   dy/dx = e^x = y + 1."""
+
+    name = "expm1"
+    method = True
+    saves_inputs = False
+    saves_output = True
+
+    def forward(self, xp, x):
+        self.y = xp.expm1(x)
+        return self.y
+
+    def backward(self, xp, g):
+        return (g * (self.y + 1),)
+
+
 class Sqrt(Elementwise):
     """y = sqrt(x).   dy/dx = 1 / (2 sqrt(x)) = 1 / (2y)."""
 
@@ -687,13 +731,14 @@ def div(a: Any, b: Any, rounding_mode: str | None = None, *, floor: bool = False
 
 
 class Remainder(Binary):
-    """y = a mod b = a - b floor(a / b), with the sign of b (Python's ``%``, NumPy's and
-    PyTorch's ``remainder``).   dy/da = 1, dy/db = -floor(a / b) (away from the jumps)."""
+    """y = a - b floor(a / b), Python's ``a % b`` (the sign of b, as PyTorch's ``remainder``).
+    dy/da = 1, dy/db = -floor(a / b)."""
 
     name = "remainder"
     operator = "%"
+    method = True
     wants_needs = True
-    bwd_cost = (0, 2)  # g; and floor(a / b) times -g
+    bwd_cost = (0, 3)
 
     def forward(self, xp, a, b):
         self.check(a, b)
@@ -701,9 +746,34 @@ class Remainder(Binary):
         return xp.remainder(a, b)
 
     def backward(self, xp, g):
-        ga = g if self.needs[0] else None
         gb = -g * xp.floor_divide(self.a, self.b) if self.needs[1] else None
-        return ga, gb
+        return (g if self.needs[0] else None), gb
+
+
+class Fmod(Binary):
+    """y = a - b trunc(a / b), C's ``fmod`` (the sign of a, as PyTorch's ``fmod``).
+    dy/da = 1, dy/db = -trunc(a / b)."""
+
+    name = "fmod"
+    method = True
+    wants_needs = True
+    bwd_cost = (0, 4)
+
+    def forward(self, xp, a, b):
+        self.check(a, b)
+        self.a, self.b = a, b
+        if hasattr(xp, "fmod"):
+            return xp.fmod(a, b)
+        return a - b * _trunc(xp, a / b)  # MLX has no fmod
+
+    def backward(self, xp, g):
+        gb = -g * _trunc(xp, self.a / self.b) if self.needs[1] else None
+        return (g if self.needs[0] else None), gb
+
+
+def _trunc(xp: Any, x: Any) -> Any:
+    """Rounding toward zero (MLX has no ``trunc``)."""
+    return xp.sign(x) * xp.floor(xp.abs(x))
 
 
 class Pow(Binary):

@@ -35,6 +35,7 @@ from lucid.engine.mode import enable_grad
 from lucid.engine.walk import released_error, shape_error
 from lucid.ops.base import FUNCTIONS, Op, apply
 from lucid.ops.decomp import QR, SVD, Cholesky, Det, Eigh, Inv, SLogDet, Solve, _unpack
+from lucid.ops.indexing import IndexPut
 from lucid.shapes import broadcasts_to, fmt, sum_to
 from lucid.tensor import Tensor
 
@@ -66,6 +67,9 @@ class _GraphBackend(Backend):
 
     def scatter_add(self, shape: tuple[int, ...], dtype: Any, index: Any, values: Any) -> Any:
         return apply(_Scatter(shape, index), values)
+
+    def assign(self, array: Any, index: Any, value: Any) -> Any:
+        return apply(IndexPut(index), array, value)  # copy[index] = value, differentiable
 
     @property
     def linalg(self) -> Any:
@@ -222,6 +226,9 @@ class GraphXP:
 
     def floor_divide(self, a: Any, b: Any) -> Tensor:
         return FUNCTIONS["floordiv"](a, b)
+
+    def fmod(self, a: Any, b: Any) -> Tensor:
+        return a - b * FUNCTIONS["sign"](a / b) * FUNCTIONS["floor"](FUNCTIONS["abs"](a / b))
 
     def take(self, a: Tensor, index: Any, axis: int | None = None) -> Tensor:
         if axis is None:

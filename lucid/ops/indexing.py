@@ -31,8 +31,8 @@ from lucid.backends import backend_for, get_backend
 from lucid.backends.base import host_index_error
 from lucid.engine.grads import PartGrad
 from lucid.ops.base import Op, apply, extra_output, numel, public
-from lucid.ops.inplace import check, update
-from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis
+from lucid.ops.inplace import VIEWS, add_view, check, in_graph, update
+from lucid.shapes import broadcast_shape, broadcasts_to, fmt, normalize_axis, sum_to
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
 
@@ -268,7 +268,11 @@ class GetItem(Op):
 
     @classmethod
     def call(cls, x: Tensor, index: Any) -> Tensor:
-        return apply(cls(_unwrap_index(x, index, "getitem")), x)
+        op = cls(_unwrap_index(x, index, "getitem"))
+        out = apply(op, x)
+        if not getattr(op, "advanced", True):  # a view: writes into it reach x[index]
+            add_view(out, x, op.index)
+        return out
 
     def __init__(self, index: tuple) -> None:
         self.index = index
@@ -294,17 +298,94 @@ class GetItem(Op):
         return out.size
 
 
+class IndexPut(Op):
+    """y = x with y[index] = v: ``x[index] = v`` where a graph is being recorded.
+
+    dL/dx is dL/dy with zeros at the written positions (their old values are gone);
+    dL/dv is dL/dy at those positions, summed down to v's shape where v was broadcast.
+    """
+
+    name = "index_put"
+    function = None  # spelled x[index] = v
+    saves_inputs = False  # backward needs the index and v's shape only
+    wants_needs = True
+
+    def __init__(self, index: tuple) -> None:
+        self.index = index  # already parsed and checked by setitem
+
+    def forward(self, xp, x, v):
+        self.vshape = tuple(v.shape)
+        return backend_for(xp).assign(x, self.index, v)
+
+    def backward(self, xp, g):
+        gx = gv = None
+        if self.needs[0]:
+            gx = backend_for(xp).assign(g, self.index, xp.zeros((), dtype=g.dtype))
+        if self.needs[1]:
+            gv = sum_to(xp, g[self.index], self.vshape)
+        return gx, gv
+
+    def forward_flops(self, out, x, v):
+        return 0
+
+    def backward_flops(self, out, x, v):
+        return v.size if self.needs[1] else 0  # the sum down to v's shape (at most)
+
+
+_SETITEM_FIX = "lucid.where(mask, value, x) or lucid.masked_fill(x, mask, value)"
+
+
+def _put_in_graph(x: Tensor, parts: tuple, value: Any) -> Tensor:
+    """``x[index] = value`` recorded, as PyTorch records it: ``x`` becomes the result of an
+    :class:`IndexPut` of its old self (a new node standing for the value before) and
+    ``value``, so gradients reach ``value`` and x's earlier values.  A later backward through
+    an op that used ``x`` *before* the write raises (see the walk): it would need the old
+    node, which ``x`` no longer is."""
+    link = VIEWS.get(id(x))
+    if link is not None and link[0]() is x and link[1].requires_grad and link[1]._op is None:
+        # a view of a parameter: refused before anything changes, as in PyTorch
+        check("__setitem__", link[1], value, fix=_SETITEM_FIX)
+    old = Tensor._wrap(x.data, x.device)
+    old._op, old._prev, old.requires_grad = x._op, x._prev, x.requires_grad
+    old._dtype, old._version = x._dtype, x._version
+    new = apply(IndexPut(parts), old, value)
+    x.data, x._op, x._prev, x.requires_grad = new.data, new._op, new._prev, True
+    x._dtype = new._dtype
+    x._version += 1
+    if link is not None and link[0]() is x and link[1]._version == link[3]:
+        base, index = link[1], link[2]
+        old_base = _put_in_graph(base, index, x)  # the write reaches the tensor x viewed
+        # x's old node was read from base *before* this write: it reads the old base
+        old._prev = tuple(old_base if p is base else p for p in old._prev)
+        VIEWS[id(x)] = (link[0], base, index, base._version)
+    return old
+
+
 @public(method=True, function=False, name="__setitem__")
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value``, in place: a new array is assigned and ``x._version`` bumps.
 
     The old array is left untouched (views of it and values saved for backward stay valid);
-    the version bump lets backward detect that a saved input changed.  Gradients do not flow
-    through the assignment, so it is refused where a graph is being recorded.
+    the version bump lets backward detect that a saved input changed.  Where a graph is being
+    recorded (``outputs[t] = h`` with h requiring grad) the write is recorded as an
+    :class:`IndexPut`, as PyTorch records it; a leaf that requires grad (a parameter) is
+    refused, as in PyTorch.
     """
     name = "__setitem__"
-    check(name, x, value, fix="lucid.where(mask, value, x) or lucid.masked_fill(x, mask, value)")
-    backend = get_backend(x.device)
+    backend = get_backend(x.device) if isinstance(x, Tensor) else None
+    if backend is not None and in_graph(x, value):
+        if isinstance(value, Tensor) and value.device != x.device:
+            raise RuntimeError(
+                f"{name}: the value is on {value.device!r} but the tensor on {x.device!r}; "
+                f"move it first (value.to({x.device!r}))"
+            )
+        parts, advanced = _parse_index(name, backend.xp, _unwrap_index(x, index, name),
+                                       x.shape)
+        if advanced:
+            _check_arrays_fit(name, backend, parts, x.shape)
+        _put_in_graph(x, parts, value)
+        return
+    check(name, x, value, fix=_SETITEM_FIX)
     parts, advanced = _parse_index(name, backend.xp, _unwrap_index(x, index, name), x.shape)
     if advanced:
         _check_arrays_fit(name, backend, parts, x.shape)

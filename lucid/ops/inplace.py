@@ -21,10 +21,19 @@ would have to flow through it, while grad mode is on:
 The result must keep the tensor's shape (``x.add_(y)`` may broadcast y, never x) and fit its
 dtype under NumPy's ``same_kind`` rule (a float result does not fit an Int64 tensor: a
 TypeError instead of silent truncation).  A refused call leaves the tensor as it was.
+
+**Views.**  ``y = x[i]`` with basic indexing (ints, slices, ``...``, ``None``) is a view of
+``x``, as in PyTorch: an in-place update of ``y`` is also written into ``x[i]`` (and on up, if
+``x`` is itself such a view).  So PyTorch's idioms ``t[i][j] = 1`` and ``m[i][j] += 1`` change
+``t`` and ``m``.  The link goes one way only: ``y`` does not see later changes of ``x``; once
+``x`` has changed by another path, a write into ``y`` would overwrite them with stale values,
+so it reaches ``y`` alone and a warning says so (index ``x`` again).
 """
 
 from __future__ import annotations
 
+import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +42,7 @@ import numpy as np
 from lucid.backends import get_backend
 from lucid.engine.mode import grad_enabled, no_grad
 from lucid.ops import elementwise, shape
-from lucid.ops.base import apply, public
+from lucid.ops.base import FUNCTIONS, apply, public
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 from lucid.types import to_numeric_type
@@ -72,6 +81,14 @@ def check(name: str, x: Any, *others: Any, fix: str | None = None) -> None:
         )
 
 
+def in_graph(x: Tensor, *others: Any) -> bool:
+    """Whether an in-place update of ``x`` would have to be recorded: grad mode is on and ``x``
+    (not a leaf that requires grad) or an operand requires grad."""
+    if not grad_enabled() or (x.requires_grad and x._op is None):
+        return False
+    return x.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)
+
+
 def check_fits(name: str, have: Any, want: Any) -> None:
     """Refuse values of dtype ``have`` that do not fit a tensor of dtype ``want`` under NumPy's
     ``same_kind`` rule (a float into an integer tensor: an error, not silent truncation)."""
@@ -102,7 +119,39 @@ def _store(name: str, x: Tensor, result: Tensor, cast: str = "same_kind") -> Ten
         data = data.astype(x._data.dtype)
     x._data = data
     x._version += 1
+    _write_through(name, x)
     return x
+
+
+#: id(view) -> (a weak reference to the view, the tensor it was indexed from (kept alive by
+#: its view, as in PyTorch: ``t[i][j] = 1`` writes through a temporary ``t[i]``), the index,
+#: that tensor's version when they last agreed); entries leave with their view
+VIEWS: dict[int, tuple] = {}
+
+
+def add_view(view: Tensor, base: Tensor, index: Any) -> None:
+    """Record that ``view`` is ``base[index]`` (basic indexing): see "Views" above."""
+    key = id(view)
+    VIEWS[key] = (weakref.ref(view, lambda _, key=key, views=VIEWS: views.pop(key, None)),
+                  base, index, base._version)
+
+
+def _write_through(name: str, view: Tensor) -> None:
+    """After ``view`` changed in place, write its values into the tensor it views."""
+    link = VIEWS.get(id(view))
+    if link is None or link[0]() is not view:
+        return
+    me, base, index, version = link
+    if base._version != version:  # the base changed since: view's other values are stale
+        del VIEWS[id(view)]
+        warnings.warn(
+            f"{name}: this tensor was indexed from another one (y = x[...]) that has changed "
+            f"since, so the update reaches y only, not x (PyTorch would write into x). Index "
+            f"x again after changing it.", UserWarning, stacklevel=4)
+        return
+    data = get_backend(base.device).assign(base.data, index, view.data)
+    update("__setitem__", base, lambda: Tensor._wrap(data, base.device), cast="unsafe")
+    VIEWS[id(view)] = (me, base, index, base._version)
 
 
 def _binary(name: str, op: Any, x: Any, other: Any) -> Tensor:
@@ -196,3 +245,95 @@ def copy_(x: Tensor, src: Any) -> Tensor:
         return Tensor._wrap(get_backend(x.device).copy(value._data), x.device)
 
     return update("copy_", x, copied, src, cast="unsafe")
+
+
+# --------------------------------------------------------------------------------------------
+# PyTorch's other in-place spellings: the function of the same name, stored back (x.exp_() is
+# x <- exp(x)); lerp_, addcmul_ and addcdiv_ (hand-written optimizers); remainder_ and fmod_
+
+
+def _unary_inplace(fn_name: str) -> None:
+    fn = FUNCTIONS[fn_name]
+
+    def method(x: Tensor) -> Tensor:
+        return update(f"{fn_name}_", x, lambda: fn(x), fix=f"x = lucid.{fn_name}(x)")
+
+    method.__name__ = method.__qualname__ = f"{fn_name}_"
+    method.__doc__ = f"x <- {fn_name}(x), in place; returns x."
+    public(method, method=True, function=False)
+
+
+for _fn_name in ("exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "abs", "neg",
+                 "sigmoid", "tanh", "relu", "floor", "ceil", "round", "sign", "sin", "cos",
+                 "tan", "reciprocal", "square", "erf"):
+    if _fn_name in FUNCTIONS:
+        _unary_inplace(_fn_name)
+
+
+@public(method=True, function=False)
+def remainder_(x: Tensor, other: Any) -> Tensor:
+    """x <- x % other (Python's remainder), in place; returns x."""
+    return update("remainder_", x, lambda: FUNCTIONS["remainder"](x, other), other)
+
+
+@public(method=True, function=False)
+def fmod_(x: Tensor, other: Any) -> Tensor:
+    """x <- fmod(x, other) (C's remainder, the sign of x), in place; returns x."""
+    return update("fmod_", x, lambda: FUNCTIONS["fmod"](x, other), other)
+
+
+@public(method=True, function=False)
+def lerp_(x: Tensor, end: Any, weight: Any) -> Tensor:
+    """x <- x + weight (end - x), in place (an exponential moving average step); returns x."""
+    return update("lerp_", x, lambda: x + weight * (end - x), end, weight)
+
+
+@public(method=True, function=False)
+def addcmul_(x: Tensor, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
+    """x <- x + value tensor1 tensor2, in place; returns x."""
+    return update("addcmul_", x, lambda: x + value * (tensor1 * tensor2), tensor1, tensor2)
+
+
+@public(method=True, function=False)
+def addcdiv_(x: Tensor, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
+    """x <- x + value tensor1 / tensor2, in place; returns x."""
+    return update("addcdiv_", x, lambda: x + value * (tensor1 / tensor2), tensor1, tensor2)
+
+
+def _reshape_in_place(name: str, x: Tensor, compute: Callable[[], Tensor]) -> Tensor:
+    """A new shape for ``x`` itself (PyTorch's ``unsqueeze_``, ``squeeze_``, ``t_``,
+    ``transpose_``): its data replaced by the reshaped array, its version bumped.  A view
+    whose shape changes no longer writes through to the tensor it was indexed from."""
+    check(name, x)
+    with no_grad():
+        result = compute()
+    x.data = result.data
+    x._version += 1
+    VIEWS.pop(id(x), None)
+    return x
+
+
+@public(method=True, function=False)
+def unsqueeze_(x: Tensor, dim: int) -> Tensor:
+    """Insert an axis of length 1 at ``dim``, in place; returns x."""
+    return _reshape_in_place("unsqueeze_", x, lambda: FUNCTIONS["unsqueeze"](x, dim))
+
+
+@public(method=True, function=False)
+def squeeze_(x: Tensor, dim: Any = None) -> Tensor:
+    """Remove axes of length 1 (all of them, or ``dim`` if it has length 1), in place."""
+    if dim is not None and x.shape[dim] != 1:
+        return x  # PyTorch's rule: squeezing an axis longer than 1 leaves it
+    return _reshape_in_place("squeeze_", x, lambda: FUNCTIONS["squeeze"](x, dim))
+
+
+@public(method=True, function=False)
+def t_(x: Tensor) -> Tensor:
+    """Transpose a matrix in place (a vector stays as it is); returns x."""
+    return _reshape_in_place("t_", x, lambda: x.t())
+
+
+@public(method=True, function=False)
+def transpose_(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap axes ``dim0`` and ``dim1``, in place; returns x."""
+    return _reshape_in_place("transpose_", x, lambda: FUNCTIONS["swapaxes"](x, dim0, dim1))

@@ -596,6 +596,9 @@ Tensor.__index__ = _index
 
 Tensor.is_cuda = property(lambda self: self.device == "gpu",
                           doc="True on the \"gpu\" device (PyTorch's name for it: cuda).")
+Tensor.is_cpu = property(lambda self: self.device == "cpu", doc="True on the \"cpu\" device.")
+Tensor.is_xpu = property(lambda self: False, doc="False: Lucid has no Intel XPU device.")
+Tensor.is_meta = property(lambda self: False, doc="False: every Lucid tensor holds its values.")
 
 
 @_method

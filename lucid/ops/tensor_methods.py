@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from lucid.ops.base import METHODS, OPERATORS
-from lucid.ops.inplace import update
+from lucid.ops.inplace import in_graph, update
 from lucid.tensor import Tensor
 
 # Python's operator protocol: the special method(s) that spell each operator.  Binary
@@ -35,10 +35,17 @@ def _reflected(fn):
 
 def _inplace(fn, name: str, symbol: str):
     """``a op= b``: the same path as ``a.add_(b)`` (:func:`lucid.ops.inplace.update`): computed
-    out of place, stored as ``a.data`` under the same dtype rule, ``a._version`` bumped;
-    refused where a graph is being recorded."""
+    out of place, stored as ``a.data`` under the same dtype rule, ``a._version`` bumped.
+
+    Inside a recorded graph (``loss = 0`` then ``loss += criterion(out, y)`` in a loop, the
+    commonest PyTorch idiom that updates in place) PyTorch records the in-place op; Lucid
+    records none, so there ``a op= b`` gives the out-of-place result, which Python binds to
+    ``a`` -- the same value and gradient (other names for the old ``a`` keep the old value).
+    A leaf that requires grad (a parameter) is still refused, as in PyTorch."""
 
     def inplace(self, other):
+        if in_graph(self, other):
+            return fn(self, other)
         return update(name, self, lambda: fn(self, other), other, fix=f"x = x {symbol} y")
 
     inplace.__name__ = name

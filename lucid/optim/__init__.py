@@ -21,7 +21,8 @@ from lucid.optim.adadelta import Adadelta
 from lucid.optim.adamax import Adamax
 from lucid.optim.nadam import NAdam
 from lucid.optim.radam import RAdam
+from lucid.optim.lbfgs import LBFGS
 from lucid.optim import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop",
-           "Adagrad", "Adadelta", "lr_scheduler"]
+           "Adagrad", "Adadelta", "LBFGS", "lr_scheduler"]

@@ -23,6 +23,8 @@ PROGRAMS = Path(__file__).parent / "programs"
 SED = ["sed", "-e", "s/torchvision/lucid.vision/g", "-e", "s/torch/lucid/g"]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 HAS_TORCHVISION = HAS_TORCH and importlib.util.find_spec("torchvision") is not None
+#: torch.utils.tensorboard needs the tensorboard package, which PyTorch does not bring
+HAS_TENSORBOARD = HAS_TORCH and importlib.util.find_spec("tensorboard") is not None
 
 
 def renamed(source: str) -> str:

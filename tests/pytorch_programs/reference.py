@@ -224,3 +224,57 @@ def word_lm_first_loss(state, data, n_layers=2, bptt=5):
         h = lstm(h, s, "rnn", s["rnn.weight_hh_l0"].shape[1], layer)
     logits = linear(h.transpose(1, 0, 2), s, "decoder")
     return cross_entropy(logits.reshape(-1, logits.shape[-1]), target)
+
+
+# --------------------------------------------------------------------------------------------
+# layers of the programs from public examples (super-resolution, LBFGS sine waves, seq2seq)
+
+
+def pixel_shuffle(x, r):
+    """(N, C r^2, H, W) -> (N, C, H r, W r): out[n, c, h r + i, w r + j] = x[n, c r^2 + i r
+    + j, h, w]."""
+    n, c, h, w = x.shape
+    return x.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(
+        n, c // (r * r), h * r, w * r)
+
+
+def lstm_cell(x, h, c, state, prefix):
+    """One step of an LSTMCell, PyTorch's gate order (i, f, g, o)."""
+    gates = (x @ state[f"{prefix}.weight_ih"].T + state[f"{prefix}.bias_ih"]
+             + h @ state[f"{prefix}.weight_hh"].T + state[f"{prefix}.bias_hh"])
+    i, f, g, o = np.split(gates, 4, axis=1)
+    c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+    return sigmoid(o) * np.tanh(c), c
+
+
+def gru_step(x, h, state, prefix):
+    """One step of a one-layer GRU, PyTorch's gate order (r, z, n)."""
+    gi = x @ state[f"{prefix}.weight_ih_l0"].T + state[f"{prefix}.bias_ih_l0"]
+    gh = h @ state[f"{prefix}.weight_hh_l0"].T + state[f"{prefix}.bias_hh_l0"]
+    ir, iz, inn = np.split(gi, 3, axis=-1)
+    hr, hz, hn = np.split(gh, 3, axis=-1)
+    r, z = sigmoid(ir + hr), sigmoid(iz + hz)
+    n = np.tanh(inn + r * hn)
+    return (1 - z) * n + z * h
+
+
+def affine_grid(theta, h, w):
+    """PyTorch's affine_grid, align_corners=False: (N, H, W, 2)."""
+    xs, ys = (2 * np.arange(w) + 1) / w - 1, (2 * np.arange(h) + 1) / h - 1
+    base = np.stack([*np.meshgrid(xs, ys), np.ones((h, w))], axis=-1)  # (H, W, 3): x, y, 1
+    return np.einsum("hwk,nck->nhwc", base, theta)
+
+
+def grid_sample(x, grid):
+    """PyTorch's grid_sample: bilinear, zero padding, align_corners=False."""
+    n, c, h, w = x.shape
+    ix, iy = ((grid[..., 0] + 1) * w - 1) / 2, ((grid[..., 1] + 1) * h - 1) / 2
+    x0, y0 = np.floor(ix).astype(int), np.floor(iy).astype(int)
+    out = np.zeros((n, c) + grid.shape[1:3])
+    batch = np.arange(n)[:, None, None]
+    for xx, yy in ((x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1)):
+        inside = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
+        weight = (1 - np.abs(ix - xx)) * (1 - np.abs(iy - yy)) * inside
+        picked = x[batch, :, np.clip(yy, 0, h - 1), np.clip(xx, 0, w - 1)]  # (N, Ho, Wo, C)
+        out += picked.transpose(0, 3, 1, 2) * weight[:, None]
+    return out

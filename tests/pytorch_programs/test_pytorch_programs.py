@@ -17,6 +17,7 @@ import pytest
 
 from tests.pytorch_programs import reference as ref
 from tests.pytorch_programs.harness import (
+    HAS_TENSORBOARD,
     HAS_TORCH,
     HAS_TORCHVISION,
     PROGRAMS,
@@ -48,6 +49,19 @@ COMPARED = {
     "transformer_lm": ["losses", "val_losses", "best_loss"],
     "word_language_model": ["losses", "val_losses", "tied"],
     "dynamic_net": ["losses"],
+    # programs in the style of public ones: examples/super_resolution, time_sequence_prediction,
+    # mnist_forward_forward, mnist_rnn; the char-RNN and seq2seq tutorials; makemore; nanoGPT
+    "super_resolution": ["losses", "psnr"],
+    "sine_lbfgs": ["losses", "test_losses", "y_shape"],
+    "forward_forward": ["losses", "error"],
+    "rnn_mnist": ["lrs"],  # (dropout masks and the shuffled order are each library's own)
+    "char_rnn_names": ["class_losses", "gen_losses", "confusion", "names"],
+    "makemore_style": ["bigram", "mlp"],
+    "nano_gpt": ["losses", "val_losses", "sample_len", "tied"],
+    "seq2seq_attention": ["losses", "decoded", "attn_shape"],
+    # ... and the spatial transformer tutorial, examples/gcn and examples/gat
+    "spatial_transformer": ["losses", "test_loss", "warped_shape"],
+    "graph_networks": ["gcn", "gat", "gcn_accuracy", "gat_accuracy"],
 }
 
 
@@ -66,13 +80,17 @@ def _pick(out, key):
 def _torch_agrees(name, init, data, out):
     """Run the unrenamed program on PyTorch from the same weights and batches (when PyTorch,
     and torchvision for a program that imports it, are installed)."""
-    needs_vision = "torchvision" in (PROGRAMS / f"{name}.py").read_text()
-    if not HAS_TORCH or (needs_vision and not HAS_TORCHVISION):
+    source = (PROGRAMS / f"{name}.py").read_text()
+    needs_vision = "torchvision" in source
+    needs_tensorboard = "torch.utils.tensorboard" in source
+    if not HAS_TORCH or (needs_vision and not HAS_TORCHVISION) or (
+            needs_tensorboard and not HAS_TENSORBOARD):
         return
     theirs = run_on_torch(name, init, data)
     for key in COMPARED[name]:
         a, b = _pick(out, key), _pick(theirs, key)
-        if isinstance(a, (bool, str)) or key in ("keys", "predicted", "grid_shape"):
+        if isinstance(a, (bool, str)) or key in ("keys", "predicted", "grid_shape", "names",
+                                                  "decoded"):
             assert a == b, (name, key, a, b)
         else:
             np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5, err_msg=f"{name}: {key}")
@@ -334,3 +352,212 @@ def test_dynamic_net():
         p = np.where(used, p - 1e-8 * buf, p)
     np.testing.assert_allclose(out["losses"], losses, rtol=1e-5)
     _torch_agrees("dynamic_net", init, data, out)
+
+
+# --------------------------------------------------------------------------------------------
+# programs in the style of public ones (each checked, on top, after the real program was run
+# renamed and compared with PyTorch by hand: see the report of issue 24)
+
+
+def test_super_resolution():
+    ns, init, data, out, model = run_on_lucid("super_resolution")
+    s = ref.f64(init)
+    x, y = (np.stack(c).astype(np.float64) for c in zip(*data[0][:4]))
+    h = ref.relu(ref.conv2d(x, s["conv1.weight"], s["conv1.bias"], padding=2))
+    h = ref.relu(ref.conv2d(h, s["conv2.weight"], s["conv2.bias"], padding=1))
+    h = ref.pixel_shuffle(ref.conv2d(h, s["conv3.weight"], s["conv3.bias"], padding=1), 3)
+    np.testing.assert_allclose(out["losses"][0], ((h - y) ** 2).mean(), **F32)
+    w = s["conv1.weight"].reshape(8, -1)  # orthogonal rows, times the gain of ReLU
+    np.testing.assert_allclose(w @ w.T, 2 * np.eye(8), atol=1e-5)
+    assert len(out["losses"]) == 4 and len(out["psnr"]) == 2
+    _torch_agrees("super_resolution", init, data, out)
+
+
+def test_sine_waves_with_lbfgs():
+    ns, init, data, out, model = run_on_lucid("sine_lbfgs")
+    s = ref.f64(init)
+    x, target = data[3:, :-1], data[3:, 1:]
+    h = c = h2 = c2 = np.zeros((len(x), 12))
+    outputs = []
+    for t in range(x.shape[1]):
+        h, c = ref.lstm_cell(x[:, t:t + 1], h, c, s, "lstm1")
+        h2, c2 = ref.lstm_cell(h, h2, c2, s, "lstm2")
+        outputs.append(ref.linear(h2, s, "linear"))
+    first = ((np.concatenate(outputs, axis=1) - target) ** 2).mean()
+    np.testing.assert_allclose(out["losses"][0], first, rtol=1e-10)  # float64 throughout
+    assert len(out["losses"]) == 8 and out["y_shape"] == [3, 29 + 5]
+    _torch_agrees("sine_lbfgs", init, data, out)
+
+
+def test_forward_forward():
+    ns, init, data, out, model = run_on_lucid("forward_forward")
+    s = ref.f64(init)
+    x, y, y_neg = (np.asarray(a) for a in data)
+    x = x.astype(np.float64)
+    assert (y_neg != y).all() and ((y_neg - y) % 10 > 0).all()
+
+    def overlay(labels):
+        x_ = x.copy()
+        x_[:, :10] = 0
+        x_[np.arange(len(x)), labels] = x.max()
+        return x_
+
+    def goodness(v):
+        v = v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-4)
+        return (ref.relu(ref.linear(v, s, "0")) ** 2).mean(1)
+
+    z = np.concatenate([-goodness(overlay(y)) + 2.0, goodness(overlay(y_neg)) - 2.0])
+    np.testing.assert_allclose(out["losses"][0], np.log1p(np.exp(z)).mean(), **F32)
+    assert len(out["losses"]) == 8 and 0 <= out["error"] <= 1
+    _torch_agrees("forward_forward", init, data, out)
+
+
+def test_rnn_mnist():
+    with pytest.warns(UserWarning, match="dropout2d: received a 2-D input"):
+        ns, init, data, out, model = run_on_lucid("rnn_mnist")
+    assert out["lrs"] == pytest.approx([0.1, 0.07])
+    s = ref.f64(state_of(model))  # the test loss: eval mode, trained weights, running stats
+    x, y = (np.stack(c) for c in zip(*data[1]))
+    h = ref.lstm(x.reshape(-1, 28, 28).astype(np.float64), s, "rnn", 16)[:, -1]
+    h = (h - s["batchnorm.running_mean"]) / np.sqrt(s["batchnorm.running_var"] + 1e-5)
+    h = h * s["batchnorm.weight"] + s["batchnorm.bias"]
+    logp = ref.log_softmax(ref.linear(ref.relu(ref.linear(h, s, "fc1")), s, "fc2"))
+    np.testing.assert_allclose(out["test_losses"][-1], -logp[np.arange(len(y)), y].mean(), **F32)
+    assert out["correct"][-1] == int((logp.argmax(1) == y).sum())
+    _torch_agrees("rnn_mnist", init, data, out)
+
+
+def test_char_rnn_names():
+    ns, init, data, out, model = run_on_lucid("char_rnn_names")
+    s = ref.f64(init)
+    category, line = data[0]
+    n_letters, letters = ns["n_letters"], ns["all_letters"]
+    onehots = np.zeros((len(line), n_letters))
+    onehots[np.arange(len(line)), [letters.find(ch) for ch in line]] = 1
+    np.testing.assert_array_equal(ns["lineToTensor"](line).numpy()[:, 0], onehots)
+    h = np.zeros((1, 16))
+    for row in onehots:
+        h = np.tanh(ref.linear(row[None], s, "classifier.i2h")
+                    + ref.linear(h, s, "classifier.h2h"))
+    logp = ref.log_softmax(ref.linear(h, s, "classifier.h2o"))
+    label = ns["all_categories"].index(category)
+    np.testing.assert_allclose(out["class_losses"][0], -logp[0, label], **F32)
+    cat = np.eye(3)[[label]]
+    targets = [letters.find(ch) for ch in line[1:]] + [n_letters - 1]
+    h, total = np.zeros((1, 16)), 0.0
+    for row, t in zip(onehots, targets):
+        both = np.concatenate([cat, row[None], h], axis=1)
+        h = ref.linear(both, s, "generator.i2h")
+        z = ref.linear(np.concatenate([h, ref.linear(both, s, "generator.i2o")], axis=1), s,
+                       "generator.o2o")
+        total -= ref.log_softmax(z)[0, t]
+    np.testing.assert_allclose(out["gen_losses"][0], total / len(line), **F32)
+    assert np.sum(out["confusion"]) == len(data)  # confusion[i][j] += 1 counted every name
+    _torch_agrees("char_rnn_names", init, data, out)
+
+
+def test_makemore_style():
+    ns, init, data, out, model = run_on_lucid("makemore_style")
+    x, y = (np.asarray(a) for a in data)
+    assert (y == -1).any()  # padding masked from the loss
+    n = len(ns["CHARS"]) + 1
+    np.testing.assert_allclose(out["bigram"][0], math.log(n), rtol=1e-12)  # zero logits
+    s = ref.f64(init)
+    idx, emb = x[:4].copy(), []
+    for _ in range(x.shape[1]):
+        emb.append(s["mlp.wte.weight"][idx])
+        idx = np.roll(idx, 1, axis=1)
+        idx[:, 0] = n
+    h = np.tanh(ref.linear(np.concatenate(emb, -1), s, "mlp.mlp.0"))
+    logits = ref.linear(h, s, "mlp.mlp.2").reshape(-1, n)
+    keep = y[:4].reshape(-1) != -1
+    np.testing.assert_allclose(out["mlp"][0], ref.cross_entropy(logits[keep],
+                                                                y[:4].reshape(-1)[keep]), **F32)
+    assert out["bigram_samples"] == out["mlp_samples"] == 1 + ns["MAX_LEN"]
+    _torch_agrees("makemore_style", init, data, out)
+
+
+def test_nano_gpt():
+    ns, init, data, out, model = run_on_lucid("nano_gpt")
+    state = dict(init)
+    for k in [k for k in init if k.endswith("ln_1.weight") or k.endswith("ln_2.weight")
+              or k.endswith("ln_f.weight")]:
+        state[k[:-len("weight")] + "bias"] = np.zeros_like(init[k])  # bias=False
+    val = [ref.gpt_first_loss(state, [b]) for b in data[3:5]]  # estimate_loss's "val" split
+    np.testing.assert_allclose(out["val_losses"][0], np.mean(val), **F32)
+    assert out["tied"] is True and out["sample_len"] == 11 and len(out["losses"]) == 6
+    _torch_agrees("nano_gpt", init, data, out)
+
+
+def test_seq2seq_attention():
+    ns, init, data, out, model = run_on_lucid("seq2seq_attention")
+    s = ref.f64(init)
+    src = np.zeros((8, 6), dtype=np.int64)
+    tgt = np.zeros((8, 6), dtype=np.int64)
+    for row, (a, b) in enumerate(zip(*data)):
+        a, b = [int(v) for v in a if v], [int(v) for v in b if v]
+        src[row, :len(a) + 1], tgt[row, :len(b) + 1] = a + [1], b + [1]
+    e = s["encoder.embedding.weight"][src]
+    h, keys = np.zeros((8, 16)), []
+    for t in range(6):
+        h = ref.gru_step(e[:, t], h, s, "encoder.gru")
+        keys.append(h)
+    keys = np.stack(keys, axis=1)
+    token, total = np.zeros(8, dtype=np.int64), 0.0
+    for i in range(6):
+        q = ref.linear(h, s, "decoder.attention.Wa")[:, None]
+        scores = ref.linear(np.tanh(q + ref.linear(keys, s, "decoder.attention.Ua")), s,
+                            "decoder.attention.Va")[..., 0]
+        context = (np.exp(ref.log_softmax(scores))[..., None] * keys).sum(1)
+        x = np.concatenate([s["decoder.embedding.weight"][token], context], axis=1)
+        h = ref.gru_step(x, h, s, "decoder.gru")
+        total += ref.log_softmax(ref.linear(h, s, "decoder.out"))[np.arange(8), tgt[:, i]].sum()
+        token = tgt[:, i]  # teacher forcing
+    np.testing.assert_allclose(out["losses"][0], -total / 48, **F32)
+    assert out["attn_shape"] == [1, 6, 4] and len(out["losses"]) == 4
+    _torch_agrees("seq2seq_attention", init, data, out)
+
+
+def test_spatial_transformer():
+    ns, init, data, out, model = run_on_lucid("spatial_transformer")
+    s = ref.f64(init)
+    x, y = (np.stack(c) for c in zip(*data[:6]))
+    x = x.astype(np.float64)
+    h = ref.relu(ref.max_pool2d(ref.conv2d(x, s["localization.0.weight"],
+                                           s["localization.0.bias"]), 2))
+    theta = ref.linear(ref.relu(ref.linear(h.reshape(6, -1), s, "fc_loc.0")), s, "fc_loc.2")
+    warped = ref.grid_sample(x, ref.affine_grid(theta.reshape(6, 2, 3), 20, 20))
+    h = ref.relu(ref.max_pool2d(ref.conv2d(warped, s["conv1.weight"], s["conv1.bias"]), 2))
+    logp = ref.log_softmax(ref.linear(h.reshape(6, -1), s, "fc1"))
+    np.testing.assert_allclose(out["losses"][0], -logp[np.arange(6), y].mean(), **F32)
+    assert len(out["losses"]) == 4 and out["warped_shape"] == [6, 1, 20, 20]
+    _torch_agrees("spatial_transformer", init, data, out)
+
+
+def test_graph_networks():
+    ns, init, data, out, model = run_on_lucid("graph_networks")
+    s = ref.f64(init)
+    features, edges, labels = (np.asarray(a) for a in data)
+    adj = np.zeros((20, 20))
+    adj[edges[0], edges[1]] = 1
+    adj = np.eye(20) + (adj > 0)
+    d = 1 / np.sqrt(adj.sum(1))
+    adj = d[:, None] * adj * d[None, :]
+    x = features.astype(np.float64)
+    h = ref.relu(adj @ (x @ s["gcn.gc1.kernel"]) + s["gcn.gc1.bias"])
+    logp = ref.log_softmax(adj @ (h @ s["gcn.gc2.kernel"]) + s["gcn.gc2.bias"])
+    np.testing.assert_allclose(out["gcn"][0], -logp[np.arange(14), labels[:14]].mean(), **F32)
+
+    def attention(v, prefix, heads, hidden):
+        v = (v @ s[f"{prefix}.W"]).reshape(20, heads, hidden).transpose(1, 0, 2)
+        a = s[f"{prefix}.a"]
+        e = v @ a[:, :hidden] + (v @ a[:, hidden:]).transpose(0, 2, 1)
+        e = np.where(e > 0, e, 0.2 * e)
+        e = np.where(adj > 0, e, -9e16)
+        return (np.exp(ref.log_softmax(e)) @ v).mean(0)
+
+    h = attention(x, "gat.gat1", 2, 6)
+    h = np.where(h > 0, h, np.expm1(np.minimum(h, 0)))  # elu
+    logp = ref.log_softmax(attention(h, "gat.gat2", 1, 3))
+    np.testing.assert_allclose(out["gat"][0], -logp[np.arange(14), labels[:14]].mean(), **F32)
+    _torch_agrees("graph_networks", init, data, out)

@@ -26,6 +26,9 @@ UNARY = [
     _unary("exp", np.exp, bwd=1),
     _unary("log", np.log, 0.2, 3.0, bwd=1),
     _unary("log2", np.log2, 0.2, 3.0),
+    _unary("log10", np.log10, 0.2, 3.0),
+    _unary("log1p", np.log1p, -0.5, 3.0),
+    _unary("expm1", np.expm1),
     _unary("sqrt", np.sqrt, 0.2, 3.0),
     _unary("abs", np.abs),
     _unary("reciprocal", np.reciprocal, 0.3, 3.0, bwd=3),
@@ -107,8 +110,10 @@ BINARY = [
     _binary("mul", np.multiply),
     _binary("div", np.divide, binary(low_b=0.5, high_b=2.0), bwd=4),
     _binary("floordiv", np.floor_divide, binary(low_b=0.5, high_b=2.0), bwd=0),
-    # piecewise: d/da = 1, d/db = -floor(a / b) (finite differences agree away from the jumps)
-    _binary("remainder", np.remainder, binary(low_b=0.5, high_b=2.0), bwd=2),
+    # Python's a % b (the sign of b) and C's fmod (the sign of a): dL/db = -floor (or trunc)
+    # of a / b
+    _binary("remainder", np.remainder, binary(low_b=0.5, high_b=2.0), bwd=3),
+    _binary("fmod", np.fmod, binary(low_b=-2.0, high_b=-0.5), bwd=4),
     _binary("pow", np.power, binary(0.3, 2.0, -2.0, 2.0), bwd=9),  # 5 for dL/da, 4 for dL/db
     _binary("maximum", np.maximum, bwd=7),
     # NumPy's and Lucid 2.x's names: the very same functions as sub, mul, div, pow

@@ -248,4 +248,28 @@ TOPK = [
          ((X34,), (X234,)), label="all-of-axis1"),
 ]
 
-SPECS = GETITEM + GATHER + WHERE + MASKED_FILL + SORT + TOPK
+
+
+def _put(index):
+    """``y[index] = v`` where a graph is recorded (y a result that requires grad)."""
+    def fn(x, v):
+        y = x * 1.0
+        y[index] = v
+        return y
+
+    def ref(x, v):
+        y = x.copy()
+        y[index] = v
+        return y
+
+    return fn, ref
+
+
+INDEX_PUT = [
+    Spec("index_put", *_put((slice(1, 3),)), ((X34, rand((2, 4), seed=15)),
+                                              (X34, rand((4,), seed=16))), label="rows",
+         flops=(FlopsCase((X34, rand((2, 4), seed=15)), 0, 8),)),
+    Spec("index_put", *_put((0, 2)), ((X234, rand((), seed=17)),), label="element"),
+]
+
+SPECS = GETITEM + INDEX_PUT + GATHER + WHERE + MASKED_FILL + SORT + TOPK

@@ -3,6 +3,7 @@
 from lucid.nn.functional.activation import *
 from lucid.nn.functional.attention import *
 from lucid.nn.functional.conv import *
+from lucid.nn.functional.distance import *
 from lucid.nn.functional.dropout import *
 from lucid.nn.functional.embedding import *
 from lucid.nn.functional.linear import *

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 from lucid import random
@@ -60,13 +61,21 @@ def _channel_dropout(fn: str, x: Tensor, p: float, training: bool, spatial: int)
     _check_p(fn, p)
     if not isinstance(x, Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
+    lead = x.ndim - spatial  # N, C (or C)
     if x.ndim not in (spatial + 1, spatial + 2):
-        raise ValueError(f"{fn}: expected a (N, C, {spatial} spatial) or (C, {spatial} "
-                         f"spatial) input, got shape {x.shape}")
+        if spatial == 1 or x.ndim < 2:
+            raise ValueError(f"{fn}: expected a (N, C, {spatial} spatial) or (C, {spatial} "
+                             f"spatial) input, got shape {x.shape}")
+        # PyTorch's dropout2d/3d take any (N, C, ...) with a warning: one draw per sample
+        # and channel (on (N, C) that is plain dropout, element by element)
+        warnings.warn(f"{fn}: received a {x.ndim}-D input; expected (N, C, "
+                      f"{spatial} spatial) or (C, {spatial} spatial). Dropping whole "
+                      "(sample, channel) entries as PyTorch does; use F.dropout for a 2-D "
+                      "input", UserWarning, stacklevel=3)
+        lead = 2
     if not training or p == 0.0:
         return x
-    lead = x.ndim - spatial  # N, C (or C)
-    return _masked(fn, x, p, tuple(x.shape[:lead]) + (1,) * spatial, True)
+    return _masked(fn, x, p, tuple(x.shape[:lead]) + (1,) * (x.ndim - lead), True)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:

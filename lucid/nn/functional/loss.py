@@ -15,6 +15,8 @@ prediction with every target -- the classic silent bug, refused here with both s
 
 from __future__ import annotations
 
+import functools
+import warnings
 from typing import Any
 
 from lucid import ops as _ops
@@ -384,3 +386,37 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+# --------------------------------------------------------------------------------------------
+# PyTorch's legacy size_average= / reduce= (before reduction=; still in old tutorials)
+
+
+def legacy_reduction(fn: str, size_average: Any, reduce: Any, reduction: str) -> str:
+    """The ``reduction`` PyTorch's legacy pair means: ``reduce=False`` -> "none", else
+    ``size_average=False`` -> "sum", else "mean"; a warning names the modern spelling."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is not None and not reduce:
+        reduction = "none"
+    else:
+        reduction = "sum" if size_average is not None and not size_average else "mean"
+    warnings.warn(f"{fn}: size_average and reduce are PyTorch's old arguments; this is "
+                  f"reduction={reduction!r}", UserWarning, stacklevel=3)
+    return reduction
+
+
+def _accept_legacy(fn: Any) -> Any:
+    @functools.wraps(fn)
+    def accepting(*args: Any, size_average: Any = None, reduce: Any = None,
+                  **kwargs: Any) -> Any:
+        if size_average is not None or reduce is not None:
+            kwargs["reduction"] = legacy_reduction(fn.__name__, size_average, reduce,
+                                                   kwargs.get("reduction", "mean"))
+        return fn(*args, **kwargs)
+
+    return accepting
+
+
+for _name in __all__:
+    globals()[_name] = _accept_legacy(globals()[_name])

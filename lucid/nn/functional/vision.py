@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from lucid.ops import clip as _clip
+from lucid.ops import matmul as _matmul
 from lucid.ops import pad as _constant_pad
 from lucid.shapes import fmt
 from lucid.tensor import Tensor
 
-__all__ = ["pad", "interpolate"]
+__all__ = ["pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "affine_grid", "grid_sample"]
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -225,3 +227,142 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                    device=y.device)
         y = _take(y, axis, i0) * (1.0 - w) + _take(y, axis, i1) * w
     return y
+
+
+def _check_pixel_shuffle(fn: str, x: Any, factor: Any) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+        raise ValueError(f"{fn}: the factor must be a positive int, got {factor!r}")
+    if x.ndim < 3:
+        raise ValueError(f"{fn}: expected a (*, C, H, W) input, got shape {fmt(x.shape)}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Rearrange (*, C r^2, H, W) into (*, C, H r, W r) (PyTorch's ``F.pixel_shuffle``, the
+    "sub-pixel convolution" of super-resolution networks):
+
+        out[..., c, h r + i, w r + j] = in[..., c r^2 + i r + j, h, w]
+
+    A reshape and a permutation, so the gradient is the inverse rearrangement."""
+    _check_pixel_shuffle("pixel_shuffle", input, upscale_factor)
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: {c} channels (shape {fmt(input.shape)}) do not divide "
+                         f"into upscale_factor**2 = {r * r}")
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (*, C, H, r, W, r)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """The inverse of :func:`pixel_shuffle`: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    _check_pixel_shuffle("pixel_unshuffle", input, downscale_factor)
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: height and width of shape {fmt(input.shape)} must "
+                         f"be multiples of downscale_factor = {r}")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # (*, C, r, r, H, W)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+# --------------------------------------------------------------------------------------------
+# spatial transformers: a sampling grid from an affine map, and sampling an image at it
+
+
+def _base_coords(n: int, align_corners: bool, dtype: Any) -> np.ndarray:
+    """The normalised coordinates (-1 .. 1) of ``n`` pixel centres (align_corners=False) or
+    of the first and last pixels' centres at -1 and 1 (align_corners=True), computed in
+    ``dtype`` as PyTorch computes them (its linspace runs from both ends), so that a grid
+    point on a pixel edge lands on the same side of it -- an identity ``theta`` gives points
+    exactly on pixel centres, where bilinear sampling's gradient changes."""
+    one = dtype.type(1)
+    if n <= 1:
+        return np.zeros(max(n, 0), dtype=dtype)
+    step = np.float64((one + one) / dtype.type(n - 1))  # rounded to dtype, as PyTorch's
+    i = np.arange(n, dtype=np.float64)  # start + step i as one fused multiply-add
+    lin = np.where(i < n // 2, -1.0 + step * i, 1.0 - step * (n - 1 - i)).astype(dtype)
+    if align_corners:
+        return lin
+    return (lin * dtype.type(n - 1) / dtype.type(n)).astype(dtype)
+
+
+def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of an affine map, PyTorch's ``F.affine_grid`` for 2-D images:
+    ``theta`` (N, 2, 3) maps each output pixel's normalised coordinates (x, y, 1) to the
+    input's, ``size`` is the output's (N, C, H, W); the grid is (N, H, W, 2), last axis
+    (x, y).  A product with ``theta``, so gradients reach it.  ``align_corners`` is False by
+    default, as in PyTorch."""
+    if not isinstance(theta, Tensor) or theta.ndim != 3 or tuple(theta.shape[1:]) != (2, 3):
+        raise ValueError(f"affine_grid: theta must be an (N, 2, 3) tensor, got "
+                         f"{fmt(tuple(getattr(theta, 'shape', ())))}")
+    n, _, h, w = (int(v) for v in size)
+    if theta.shape[0] != n:
+        raise ValueError(f"affine_grid: theta holds {theta.shape[0]} maps but size asks for "
+                         f"N = {n}")
+    dtype = np.dtype(theta.dtype.cpu)
+    xs = _base_coords(w, bool(align_corners), dtype)
+    ys = _base_coords(h, bool(align_corners), dtype)
+    base = np.stack([np.tile(xs, h), np.repeat(ys, w), np.ones(h * w, dtype=dtype)], axis=1)
+    base = Tensor(base, dtype=theta.dtype, device=theta.device)  # (H W, 3): x, y, 1
+    return _matmul(base, theta.transpose(1, 2)).reshape(n, h, w, 2)
+
+
+def _corner(input: Tensor, xs: np.ndarray, ys: np.ndarray) -> tuple[Tensor, np.ndarray]:
+    """input[n, :, ys, xs] for integer pixel positions (N, Ho, Wo) as (N, C, Ho, Wo), zero
+    where the position is outside the image; and the mask of positions inside."""
+    n, _, h, w = input.shape
+    inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+    batch = np.arange(n).reshape(n, 1, 1) * np.ones_like(xs)
+    picked = input[(Tensor(batch, device=input.device), slice(None),
+                    Tensor(np.clip(ys, 0, h - 1), device=input.device),
+                    Tensor(np.clip(xs, 0, w - 1), device=input.device))]  # (N, Ho, Wo, C)
+    return picked.permute(0, 3, 1, 2), inside
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` (N, C, H, W) at ``grid`` (N, Ho, Wo, 2) -- normalised (x, y) in
+    [-1, 1] -- as PyTorch's ``F.grid_sample``: "bilinear" mixes the four pixels around each
+    point with weights (1 - dx)(1 - dy), dx (1 - dy), ...; "nearest" takes the closest
+    pixel.  ``padding_mode`` "zeros" reads 0 outside the image, "border" the edge pixel.
+    Composed of Lucid ops: gradients reach ``input`` (added back where it was read) and,
+    for "bilinear", ``grid`` (through the weights)."""
+    if mode not in ("bilinear", "nearest"):
+        raise ValueError(f"grid_sample: mode must be 'bilinear' or 'nearest', got {mode!r}")
+    if padding_mode not in ("zeros", "border"):
+        raise ValueError(f"grid_sample: padding_mode must be 'zeros' or 'border' in Lucid, "
+                         f"got {padding_mode!r}")
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or \
+            grid.shape[0] != input.shape[0]:
+        raise ValueError(f"grid_sample: expected input (N, C, H, W) and grid (N, Ho, Wo, 2), "
+                         f"got {fmt(input.shape)} and {fmt(grid.shape)}")
+    _, _, h, w = input.shape
+    gx, gy = grid[..., 0], grid[..., 1]
+    if align_corners:
+        ix, iy = (gx + 1) / 2 * (w - 1), (gy + 1) / 2 * (h - 1)
+    else:
+        ix, iy = ((gx + 1) * w - 1) / 2, ((gy + 1) * h - 1) / 2
+    if padding_mode == "border":
+        ix, iy = _clip(ix, 0, w - 1), _clip(iy, 0, h - 1)
+    if mode == "nearest":  # PyTorch rounds half to even (nearbyint), as NumPy's rint
+        xs, ys = (np.rint(a.detach().numpy()).astype(np.int64) for a in (ix, iy))
+        picked, inside = _corner(input, xs, ys)
+        return picked * Tensor(inside[:, None], dtype=input.dtype, device=input.device)
+    x0 = np.floor(ix.detach().numpy()).astype(np.int64)
+    y0 = np.floor(iy.detach().numpy()).astype(np.int64)
+    dx = ix - Tensor(x0, dtype=ix.dtype, device=ix.device)  # in [0, 1): the weights' source
+    dy = iy - Tensor(y0, dtype=iy.dtype, device=iy.device)
+    out = None
+    for xs, ys, weight in ((x0, y0, (1 - dx) * (1 - dy)), (x0 + 1, y0, dx * (1 - dy)),
+                           (x0, y0 + 1, (1 - dx) * dy), (x0 + 1, y0 + 1, dx * dy)):
+        picked, inside = _corner(input, xs, ys)
+        weight = weight * Tensor(inside, dtype=weight.dtype, device=weight.device)
+        term = picked * weight.reshape(weight.shape[0], 1, *weight.shape[1:])
+        out = term if out is None else out + term
+    return out

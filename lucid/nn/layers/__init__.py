@@ -12,3 +12,4 @@ from lucid.nn.layers.pooling import *
 from lucid.nn.layers.vision import *
 from lucid.nn.layers.recurrent import *
 from lucid.nn.layers.transformer import *
+from lucid.nn.layers.more import *

@@ -6,9 +6,11 @@ Class weights are registered as buffers (as in PyTorch), so ``.to(device)`` move
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from lucid.nn import functional as F
+from lucid.nn.functional.loss import legacy_reduction
 from lucid.nn.module import Module
 from lucid.tensor import Tensor
 
@@ -16,7 +18,28 @@ __all__ = ["MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLo
            "L1Loss", "SmoothL1Loss", "KLDivLoss"]
 
 
+def _accept_legacy_init(cls: type) -> None:
+    """``nn.NLLLoss(size_average=False)``: PyTorch's old arguments, as ``reduction``."""
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        return
+
+    @functools.wraps(init)
+    def accepting(self: Any, *args: Any, size_average: Any = None, reduce: Any = None,
+                  **kwargs: Any) -> None:
+        if size_average is not None or reduce is not None:
+            kwargs["reduction"] = legacy_reduction(cls.__name__, size_average, reduce,
+                                                     kwargs.get("reduction", "mean"))
+        init(self, *args, **kwargs)
+
+    cls.__init__ = accepting
+
+
 class _Loss(Module):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _accept_legacy_init(cls)
+
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         if reduction not in ("mean", "sum", "none"):
@@ -25,6 +48,9 @@ class _Loss(Module):
                 f"{reduction!r}"
             )
         self.reduction = reduction
+
+
+_accept_legacy_init(_Loss)
 
 
 class _WeightedLoss(_Loss):
@@ -138,3 +164,6 @@ class BCEWithLogitsLoss(_WeightedLoss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
                                                   self.pos_weight)
+
+
+_accept_legacy_init(KLDivLoss)

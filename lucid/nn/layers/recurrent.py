@@ -175,6 +175,51 @@ class GRUCell(_Cell):
                           self.weight_hh, self.bias_hh)
 
 
+class PackedSequence:
+    """PyTorch's packed batch of variable-length sequences (``nn.utils.rnn.
+    pack_padded_sequence``), as Lucid holds it: the padded batch, time first, and each
+    sequence's length.  A recurrent layer given one runs with ``lengths=`` (each state stops
+    at its sequence's end) and returns one; ``pad_packed_sequence`` gives the padded batch
+    back.  ``data`` and ``batch_sizes`` are PyTorch's packed layout (valid steps, time by
+    time, longest sequences first)."""
+
+    def __init__(self, padded: Tensor, lengths: Any) -> None:
+        self.padded = padded  # (L, N, *)
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+
+    @property
+    def order(self) -> np.ndarray:
+        """Sequences by length, longest first (PyTorch's sorted_indices)."""
+        return np.argsort(-self.lengths, kind="stable")
+
+    @property
+    def batch_sizes(self) -> Tensor:
+        steps = self.padded.shape[0]
+        return Tensor(np.array([(self.lengths > t).sum() for t in range(steps)]))
+
+    @property
+    def data(self) -> Tensor:
+        order = Tensor(self.order)
+        rows = [self.padded[t][order][:int((self.lengths > t).sum())]
+                for t in range(self.padded.shape[0]) if (self.lengths > t).any()]
+        return concatenate(rows, axis=0)
+
+    @property
+    def sorted_indices(self) -> Tensor:
+        return Tensor(self.order)
+
+    @property
+    def unsorted_indices(self) -> Tensor:
+        return Tensor(np.argsort(self.order, kind="stable"))
+
+    def to(self, *args: Any, **kwargs: Any) -> PackedSequence:
+        return PackedSequence(self.padded.to(*args, **kwargs), self.lengths)
+
+    def __repr__(self) -> str:
+        return f"PackedSequence(padded shape {fmt(self.padded.shape)}, lengths " \
+               f"{self.lengths.tolist()})"
+
+
 class _RNNBase(Module):
     mode = "RNN"
 
@@ -233,6 +278,11 @@ class _RNNBase(Module):
         Returns (output, h_n) -- (output, (h_n, c_n)) for LSTM -- with output (L, N,
         directions·hidden_size) (batch-first if asked) and padded steps set to zero."""
         kind = type(self).__name__
+        if isinstance(x, PackedSequence):  # run on the padded batch, stopping at each length
+            padded = x.padded.swapaxes(0, 1) if self.batch_first else x.padded
+            out, state = self.forward(padded, state, lengths=x.lengths.tolist())
+            return PackedSequence(out.swapaxes(0, 1) if self.batch_first else out,
+                                  x.lengths), state
         unbatched = x.ndim == 2
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
             raise ValueError(f"{kind}: input must be (L, N, {self.input_size}) (or batch-first, "
