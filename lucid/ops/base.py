@@ -411,10 +411,7 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     backend = BACKENDS[device]
     try:
         if backend.max_size is not None:  # MLX: no empty or oversized array may reach it
-            return fallback.run_within_limits(
-                op, backend, [a.data for a in args],
-                lambda: MODE.flops or (MODE.grad and op.differentiable
-                                       and any(a.requires_grad for a in args)))
+            return _forward_within_limits(op, backend, args)
         if op.fallback and device != "cpu":
             return fallback.forward(op, backend, [a.data for a in args])
         if len(args) == 1:  # spelled out: the commonest calls skip building a list
@@ -430,6 +427,15 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
                        "32-bit integers: split the work into smaller pieces, or compute it on "
                        "'cpu')"
                        if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError) from None
+
+
+def _forward_within_limits(op: Op, backend: Any, args: tuple[Tensor, ...]) -> Any:
+    """``op.forward`` on a device whose arrays have size limits (MLX).  (A function of its
+    own: the closure below would cost every op call two cells if it sat in _run_forward.)"""
+    return fallback.run_within_limits(
+        op, backend, [a.data for a in args],
+        lambda: MODE.flops or (MODE.grad and op.differentiable
+                               and any(a.requires_grad for a in args)))
 
 
 #: how Lucid's own messages start: a name and a colon
@@ -459,13 +465,18 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
             logical = a._dtype
     if device != "cpu" and op.numpy_dtypes:
         data, logical = _numpy_result_dtype(op, args, data, logical)
-    out = Tensor._wrap(data, device, requires and MODE.grad and op.differentiable)
+    out = _wrap(data, device, requires and MODE.grad and op.differentiable)
     out._free = free
     if logical is not None:
         out._dtype = _logical_result(logical, data)
     if out.requires_grad or MODE.flops:
         _record(op, out, args)
     return out
+
+
+# Tensor._wrap looked up once: read off the class, a classmethod makes a new bound method
+# at every call, and _result runs once per op.
+_wrap = Tensor._wrap
 
 
 def extra_output(array: Any, like: Tensor) -> Tensor:
@@ -481,10 +492,13 @@ def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     out._op = op
     out._prev = args
     op.seq = next(_SEQ)
-    if op.saves_inputs is True:  # the usual case, spelled out
+    saved = op.saves_inputs
+    if saved is True:  # the usual cases, spelled out
         op.versions = tuple([a._version for a in args])
+    elif not saved:
+        op.versions = ()
     else:
-        op.versions = _saved_versions(op, args)
+        op.versions = tuple([args[i]._version for i in saved])
     if op.wants_needs:
         op.needs = tuple([a.requires_grad for a in args])
     if MODE.flops:
@@ -492,14 +506,6 @@ def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
 
 
 _SEQ = itertools.count()  # numbers recorded ops in the order they ran
-
-
-def _saved_versions(op: Op, args: tuple[Tensor, ...]) -> tuple[int, ...]:
-    """The versions of the inputs backward reads, to check at backward that none changed."""
-    saved = op.saves_inputs
-    if saved is True:
-        return tuple([a._version for a in args])
-    return tuple([args[i]._version for i in saved]) if saved else ()
 
 
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
