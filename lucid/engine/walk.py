@@ -188,15 +188,13 @@ class ArrayRules:
         if not self.retain_graph:
             op.release()
         if self.observe is not None:
-            xp = BACKENDS[node.device].xp
-            self.observe(node, tuple(pg.dense(xp) if isinstance(pg, KINDS) else pg
-                                     for pg in grads))
+            self.observe(node, _dense(grads, backend.xp))
         return grads
 
     def send(self, node: Any, parent: Any, pg: Any, g: Any) -> None:
         """Add ``pg`` (one input's share of dL/dnode) to ``parent``'s total: summed down to
         its shape where it came back broadcast, in its dtype."""
-        if type(pg) in KINDS:
+        if type(pg) in _KINDS:
             return pg.add_to(parent)  # parts and factors are made for their input
         if pg is g and parent._op is None:  # passed through (add): not the leaf's own array
             pg = BACKENDS[parent.device].copy(pg)
@@ -216,6 +214,17 @@ class ArrayRules:
         # A leaf keeps its gradient in memory of its own: an in-place update of one .grad
         # (clipping, an optimizer) must never change another tensor's.
         return BACKENDS[node.device].own(g) if node._op is None else g
+
+
+def _dense(grads: tuple, xp: Any) -> tuple:
+    """A rule's gradients with parts and factors written out as arrays (what ``observe``
+    sees)."""
+    return tuple(pg.dense(xp) if isinstance(pg, KINDS) else pg for pg in grads)
+
+
+# The kinds as a set: ``type(pg) in _KINDS`` is the cheapest test of the many arrays that
+# are neither (isinstance walks the array type's bases; a tuple compares each kind).
+_KINDS = frozenset(KINDS)
 
 
 def nodes_below(root: Any, grad_only: bool = False) -> list[Any]:

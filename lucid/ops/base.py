@@ -454,7 +454,13 @@ def _named(op: Op, args: tuple[Tensor, ...], exc: TypeError) -> TypeError:
 def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
     """The result Tensor: free only if every input was, needing a gradient if any input does
     (while grad mode is on and the op is differentiable).  It becomes a graph node only
-    when a gradient or a FLOPs count is wanted; otherwise nothing is recorded."""
+    when a gradient or a FLOPs count is wanted; otherwise nothing is recorded.
+
+    A graph node knows its op (``_op``) and its inputs (``_prev``); the op knows when it ran
+    (``seq``: the backward walk visits ops latest first), the versions of the inputs its
+    backward will read (to find an in-place change made since), and, while counting, its
+    FLOPs.  (Recorded here, not in a function of its own: this runs once per op.)
+    """
     free, requires, logical = True, False, None
     for a in args:
         if not a._free:
@@ -469,27 +475,9 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
     out._free = free
     if logical is not None:
         out._dtype = _logical_result(logical, data)
-    if out.requires_grad or MODE.flops:
-        _record(op, out, args)
-    return out
-
-
-# Tensor._wrap looked up once: read off the class, a classmethod makes a new bound method
-# at every call, and _result runs once per op.
-_wrap = Tensor._wrap
-
-
-def extra_output(array: Any, like: Tensor) -> Tensor:
-    """A further result an op left on itself (sort's indices, slogdet's sign) as a Tensor
-    beside its main result ``like``.  On "gpu" an op with empty arrays runs with NumPy
-    (``fallback.run_within_limits``), so the array is brought to ``like``'s device."""
-    return Tensor._wrap(BACKENDS[like.device].asarray(array), like.device)
-
-
-def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
-    """Make ``out`` a graph node: its op, its inputs, when it ran, the versions of the inputs
-    backward will read, and (while counting) the op's FLOPs."""
-    out._op = op
+    if not (out.requires_grad or MODE.flops):
+        return out
+    out._op = op  # a graph node
     out._prev = args
     op.seq = next(_SEQ)
     saved = op.saves_inputs
@@ -503,9 +491,23 @@ def _record(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
         op.needs = tuple([a.requires_grad for a in args])
     if MODE.flops:
         _count_flops(op, out, args)
+    return out
 
 
 _SEQ = itertools.count()  # numbers recorded ops in the order they ran
+
+# Tensor._wrap looked up once: read off the class, a classmethod makes a new bound method
+# at every call, and _result runs once per op.
+_wrap = Tensor._wrap
+
+
+def extra_output(array: Any, like: Tensor) -> Tensor:
+    """A further result an op left on itself (sort's indices, slogdet's sign) as a Tensor
+    beside its main result ``like``.  On "gpu" an op with empty arrays runs with NumPy
+    (``fallback.run_within_limits``), so the array is brought to ``like``'s device."""
+    return Tensor._wrap(BACKENDS[like.device].asarray(array), like.device)
+
+
 
 
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
