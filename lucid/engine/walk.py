@@ -43,6 +43,30 @@ from lucid.engine.grads import KINDS, Total
 from lucid.shapes import broadcasts_to, fmt, sum_to
 
 
+def _defer_full_collections() -> None:
+    """Let Python's garbage collector rescan a growing graph rarely.
+
+    The collector sorts tracked objects into three generations.  The young two are collected
+    every 700 and 7,000 allocations; a *full* pass, over every tracked object, follows every
+    10th pass of the middle one, once the objects that survived since the last full pass
+    number a quarter of those it kept.  A graph of Tensors is such a survivor (three tracked
+    objects a node: the Tensor, its op, its tuple of inputs), and it holds no reference
+    cycle, so while a long graph is built each full pass rescans all of it for nothing:
+    building and walking a 100,000-op chain cost 1.8-2x per node what a 1,000-op chain
+    did, against 1.3x with no full pass.  Lucid asks for a full pass after every 100th pass
+    of the middle generation instead of every 10th (about 700,000 allocations: a graph of
+    some 200,000 nodes).  The young generations are collected as often as before, garbage
+    in cycles still goes (at the latest at the next full pass), and ``gc.collect()``,
+    ``gc.disable()`` and a program's own ``gc.set_threshold`` work as ever: Lucid changes
+    only Python's default thresholds, once, when it is imported.
+    """
+    if gc.get_threshold() == (700, 10, 10):
+        gc.set_threshold(700, 10, 100)
+
+
+_defer_full_collections()
+
+
 def run_backward(
     root: Any,
     seed: Any,
