@@ -480,15 +480,20 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
     out._op = op  # a graph node
     out._prev = args
     op.seq = next(_SEQ)
+    # The usual cases spelled out (two inputs, all or none saved): before Python 3.12 a list
+    # comprehension is a function call of its own.
+    two = len(args) == 2
     saved = op.saves_inputs
-    if saved is True:  # the usual cases, spelled out
-        op.versions = tuple([a._version for a in args])
+    if saved is True:
+        op.versions = ((args[0]._version, args[1]._version) if two else
+                       tuple([a._version for a in args]))
     elif not saved:
         op.versions = ()
     else:
         op.versions = tuple([args[i]._version for i in saved])
     if op.wants_needs:
-        op.needs = tuple([a.requires_grad for a in args])
+        op.needs = ((args[0].requires_grad, args[1].requires_grad) if two else
+                    tuple([a.requires_grad for a in args]))
     if MODE.flops:
         _count_flops(op, out, args)
     return out
@@ -512,10 +517,10 @@ def extra_output(array: Any, like: Tensor) -> Tensor:
 
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     """Store the op's forward and backward FLOPs on it (rules return Python ints)."""
-    xs = [a.data for a in args]
+    n = len(args)
+    xs = (args[0].data, args[1].data) if n == 2 else tuple([a.data for a in args])
     op.flops = op.forward_flops(out.data, *xs)
     if out.requires_grad:
-        n = len(args)
         if n > 1 and not op.wants_needs:  # the rule counts only the gradients computed
             op.needs = ((args[0].requires_grad, args[1].requires_grad) if n == 2 else
                         tuple([a.requires_grad for a in args]))
