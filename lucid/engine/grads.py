@@ -40,7 +40,8 @@ class Total:
     @classmethod
     def of(cls, node: Any) -> Total:
         """``node``'s gradient so far as a Total: made, around the array it holds, when the
-        first part or factors reach it."""
+        first part or factors reach it (that array may be shared, so a part is written into
+        a copy of it)."""
         total = node._g
         if type(total) is not Total:
             total = node._g = cls(node, total)

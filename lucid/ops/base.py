@@ -315,8 +315,9 @@ def apply(op: Op, *args: Any) -> Tensor:
        when a gradient or a FLOPs count is wanted.
     """
     __tracebackhide__ = True  # IPython shows the caller's line, not this frame
+    first = args[0]
     for a in args:
-        if not isinstance(a, Tensor) or a.device != args[0].device:
+        if not isinstance(a, Tensor) or a.device != first.device:
             args = _as_tensors(op, args)            # 1. numbers, lists, arrays -> tensors
             device, args = _pick_device(op, args)   #    on the one device the op runs on
             break
@@ -414,10 +415,11 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
             return _forward_within_limits(op, backend, args)
         if op.fallback and device != "cpu":
             return fallback.forward(op, backend, [a.data for a in args])
-        if len(args) == 1:  # spelled out: the commonest calls skip building a list
-            return op.forward(backend.xp, args[0].data)
-        if len(args) == 2:
+        n = len(args)
+        if n == 2:  # spelled out: the commonest calls skip building a list
             return op.forward(backend.xp, args[0].data, args[1].data)
+        if n == 1:
+            return op.forward(backend.xp, args[0].data)
         return op.forward(backend.xp, *[a.data for a in args])
     except TypeError as exc:  # the array library refusing the dtypes (bool - bool)
         raise _named(op, args, exc) from None
