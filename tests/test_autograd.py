@@ -550,3 +550,33 @@ def test_a_0d_leaf_gets_a_0d_array_as_its_gradient_not_a_numpy_scalar():
     (w * w).backward()
     assert isinstance(w.grad, np.ndarray) and w.grad.shape == ()
     assert float(w.grad) == 3.0
+
+
+@pytest.mark.parametrize("before, after", [
+    ((700, 10, 10), (700, 10, 100)),  # Python's defaults: full passes over a graph 10x rarer
+    ((500, 5, 5), (500, 5, 5)),       # a program's own thresholds are kept
+])
+def test_import_defers_only_the_default_full_collections(before, after):
+    import subprocess
+    import sys
+
+    code = (f"import gc; gc.set_threshold{before}; import lucid; "
+            "x = lucid.Tensor([1.0, 2.0], requires_grad=True); (x * x).sum().backward(); "
+            "print(gc.get_threshold(), gc.isenabled(), x.grad.tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == f"{after} True [2.0, 4.0]"
+
+
+def test_backward_leaves_the_collector_as_it_found_it():
+    import gc
+
+    x = lucid.Tensor([1.0, 2.0], requires_grad=True)
+    gc.disable()
+    try:
+        (x * 3).sum().backward()
+        assert not gc.isenabled()  # a program's gc.disable() holds through backward
+    finally:
+        gc.enable()
+    (x * 3).sum().backward()
+    assert gc.isenabled() and x.grad.tolist() == [6.0, 6.0]

@@ -53,6 +53,12 @@ class Backend:
     #: limit, and empty arrays are fine (NumPy).
     max_size: int | None = None
 
+    def __init__(self) -> None:
+        # Read on every op: as the instance's own attributes they are found at once (Python
+        # 3.11 looks class attributes read through an instance up the slow way each time).
+        self.xp = type(self).xp
+        self.max_size = type(self).max_size
+
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         raise NotImplementedError
 

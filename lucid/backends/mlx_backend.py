@@ -42,6 +42,7 @@ class MLXBackend(Backend):
     max_size = 2**31 - 1
 
     def __init__(self) -> None:
+        super().__init__()
         if not has_gpu():
             warn_user(
                 "MLX has no GPU here; gpu tensors run on MLX's CPU device (the MLX code path, "

@@ -1,18 +1,19 @@
 """What travels along the graph's edges during backward, and the sum it goes into.
 
 A node's gradient is a sum over the nodes that use it (dL/dx = sum over children y of
-dL/dy * dy/dx).  While the walk collects it, the sum is a :class:`Total`, and everything a
-backward rule sends an input goes in with one call, ``total.add(g)``.  A rule may send:
+dL/dy * dy/dx).  While the walk collects it, the sum so far sits on the node (``node._g``).
+A rule may send:
 
 * an array of the input's shape (a Tensor, with ``create_graph``): the common case, added as
-  ``total + g``;
+  ``node._g + g`` -- the sum is a plain array, nothing else is made;
 * a :class:`PartGrad` -- ``g`` inside ``x[index]``, zero elsewhere (``x[2:5]``, ``x[t]``):
   written into place, so a loop over ``x[t]`` builds one full-size gradient, not one per step;
 * a :class:`FactoredGrad` -- ``gᵀ x`` kept as its two factors (a recurrent weight used at
-  every step): the factors are gathered and multiplied once, when the total is complete.
+  every step): the factors are gathered and multiplied once, when the gradient is complete.
 
-The two kinds add themselves (``add_to(total)``); ``dense(xp)`` writes one out as an array
-(what the backward stepper shows, and what a rule that records a graph needs).
+The two kinds add themselves (``add_to(node)``), into a :class:`Total` that the first of them
+makes around the node's sum (arrays added later go into it alike); ``dense(xp)`` writes one
+out as an array (what the backward stepper shows, and what a rule that records a graph needs).
 """
 
 from __future__ import annotations
@@ -23,36 +24,38 @@ from lucid.backends import BACKENDS, backend_for
 
 
 class Total:
-    """dL/dx of one node while the walk collects it: the arrays added so far (``array``,
-    ``owned`` when only the walk holds it, so parts may be written into it) and the factors
-    of products still to multiply (``factors``)."""
+    """dL/dx of one node while the walk collects it, once a part or factors have reached it
+    (until then ``node._g`` holds a plain array, or nothing): the arrays added so far
+    (``array``, ``owned`` when only the walk holds it, so parts may be written into it) and
+    the factors of products still to multiply (``factors``)."""
 
     __slots__ = ("node", "array", "owned", "factors")
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: Any, array: Any = None) -> None:
         self.node = node
-        self.array = None
+        self.array = array  # shared, maybe: an add passes one array to both inputs
         self.owned = False
         self.factors: list[FactoredGrad] | None = None  # a list once the first arrives
+
+    @classmethod
+    def of(cls, node: Any) -> Total:
+        """``node``'s gradient so far as a Total: made, around the array it holds, when the
+        first part or factors reach it (that array may be shared, so a part is written into
+        a copy of it)."""
+        total = node._g
+        if type(total) is not Total:
+            total = node._g = cls(node, total)
+        return total
 
     @property
     def backend(self) -> Any:
         return BACKENDS[self.node.device]
 
-    def add(self, g: Any) -> None:
-        """Add one contribution: an array of the node's shape, or a part or factors."""
-        if isinstance(g, KINDS):
-            g.add_to(self)
-        else:
-            self.add_array(g)
-
-    def add_array(self, g: Any) -> None:
-        """Add an array of the node's shape (the common case, which the walk knows)."""
-        if self.array is None:
-            self.array = g  # shared, maybe: an add passes one array to both inputs
-        else:
-            self.array = self.array + g
-            self.owned = True  # a fresh array
+    def __add__(self, g: Any) -> Total:
+        """Add an array of the node's shape (``node._g + g``, whatever ``_g`` holds)."""
+        self.array = g if self.array is None else self.array + g
+        self.owned = self.owned or self.array is not g  # a sum is a fresh array
+        return self
 
     def value(self) -> Any:
         """The complete gradient, one array."""
@@ -79,7 +82,8 @@ class PartGrad:
         too, where it is an op of its own)."""
         return backend_for(xp).scatter_add(self.shape, self.dtype, self.index, self.g)
 
-    def add_to(self, total: Total) -> None:
+    def add_to(self, node: Any) -> None:
+        total = Total.of(node)
         if total.array is None:  # the first part: a zero array only the walk holds
             total.array = total.backend.xp.zeros(self.shape, dtype=self.dtype)
             total.array[self.index] = self.g
@@ -104,7 +108,8 @@ class FactoredGrad:
     def dense(self, xp: Any) -> Any:
         return self.product([self], xp)
 
-    def add_to(self, total: Total) -> None:
+    def add_to(self, node: Any) -> None:
+        total = Total.of(node)
         if total.factors is None:
             total.factors = []
         total.factors.append(self)

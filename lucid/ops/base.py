@@ -315,8 +315,9 @@ def apply(op: Op, *args: Any) -> Tensor:
        when a gradient or a FLOPs count is wanted.
     """
     __tracebackhide__ = True  # IPython shows the caller's line, not this frame
+    first = args[0]
     for a in args:
-        if not isinstance(a, Tensor) or a.device != args[0].device:
+        if not isinstance(a, Tensor) or a.device != first.device:
             args = _as_tensors(op, args)            # 1. numbers, lists, arrays -> tensors
             device, args = _pick_device(op, args)   #    on the one device the op runs on
             break
@@ -411,16 +412,14 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
     backend = BACKENDS[device]
     try:
         if backend.max_size is not None:  # MLX: no empty or oversized array may reach it
-            return fallback.run_within_limits(
-                op, backend, [a._data for a in args],
-                lambda: flops_enabled() or (grad_enabled() and op.differentiable
-                                            and any(a.requires_grad for a in args)))
+            return _forward_within_limits(op, backend, args)
         if op.fallback and device != "cpu":
             return fallback.forward(op, backend, [a._data for a in args])
-        if len(args) == 1:  # spelled out: the commonest calls skip building a list
-            return op.forward(backend.xp, args[0]._data)
-        if len(args) == 2:
+        n = len(args)
+        if n == 2:  # spelled out: the commonest calls skip building a list
             return op.forward(backend.xp, args[0]._data, args[1]._data)
+        if n == 1:
+            return op.forward(backend.xp, args[0]._data)
         return op.forward(backend.xp, *[a._data for a in args])
     except (TypeError, ValueError) as exc:  # the array library refusing the dtypes (bool -
         raise _named(op, args, exc) from None  # bool) or the values (ints to negative powers)
@@ -430,6 +429,15 @@ def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
                        "32-bit integers: split the work into smaller pieces, or compute it on "
                        "'cpu')"
                        if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError) from None
+
+
+def _forward_within_limits(op: Op, backend: Any, args: tuple[Tensor, ...]) -> Any:
+    """``op.forward`` on a device whose arrays have size limits (MLX).  (A function of its
+    own: the closure below would cost every op call two cells if it sat in _run_forward.)"""
+    return fallback.run_within_limits(
+        op, backend, [a._data for a in args],
+        lambda: flops_enabled() or (grad_enabled() and op.differentiable
+                                    and any(a.requires_grad for a in args)))
 
 
 #: how Lucid's own messages start: a name and a colon
@@ -448,7 +456,13 @@ def _named(op: Op, args: tuple[Tensor, ...], exc: Exception) -> Exception:
 def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
     """The result Tensor: free only if every input was, needing a gradient if any input does
     (while grad mode is on and the op is differentiable).  It becomes a graph node only
-    when a gradient or a FLOPs count is wanted; otherwise nothing is recorded."""
+    when a gradient or a FLOPs count is wanted; otherwise nothing is recorded.
+
+    A graph node knows its op (``_op``) and its inputs (``_prev``); the op knows when it ran
+    (``seq``: the backward walk visits ops latest first), the versions of the inputs its
+    backward will read (to find an in-place change made since), and, while counting, its
+    FLOPs.  (Recorded here, not in a function of its own: this runs once per op.)
+    """
     free, requires, logical = True, False, None
     for a in args:
         if not a._free:
@@ -466,13 +480,39 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
         if probe is not None and not probe():
             settle()
         grad, counting = MODE.grad, MODE.flops
-    out = Tensor._wrap(data, device, requires and grad and op.differentiable)
+    out = _wrap(data, device, requires and grad and op.differentiable)
     out._free = free
     if logical is not None:
         out._dtype = _logical_result(logical, data)
-    if out.requires_grad or counting:
-        _record(op, out, args, counting)
+    if not (out.requires_grad or counting):
+        return out
+    out._op = op  # a graph node
+    out._prev = args
+    op.seq = next(_SEQ)
+    # The usual cases spelled out (two inputs, all or none saved): before Python 3.12 a list
+    # comprehension is a function call of its own.
+    two = len(args) == 2
+    saved = op.saves_inputs
+    if saved is True:
+        op.versions = ((args[0]._version, args[1]._version) if two else
+                       tuple([a._version for a in args]))
+    elif not saved:
+        op.versions = ()
+    else:
+        op.versions = tuple([args[i]._version for i in saved])
+    if op.wants_needs:
+        op.needs = ((args[0].requires_grad, args[1].requires_grad) if two else
+                    tuple([a.requires_grad for a in args]))
+    if counting:
+        _count_flops(op, out, args)
     return out
+
+
+_SEQ = itertools.count()  # numbers recorded ops in the order they ran
+
+# Tensor._wrap looked up once: read off the class, a classmethod makes a new bound method
+# at every call, and _result runs once per op.
+_wrap = Tensor._wrap
 
 
 def extra_output(array: Any, like: Tensor) -> Tensor:
@@ -482,39 +522,14 @@ def extra_output(array: Any, like: Tensor) -> Tensor:
     return Tensor._wrap(BACKENDS[like.device].asarray(array), like.device)
 
 
-def _record(op: Op, out: Tensor, args: tuple[Tensor, ...], counting: bool) -> None:
-    """Make ``out`` a graph node: its op, its inputs, when it ran, the versions of the inputs
-    backward will read, and (while counting) the op's FLOPs."""
-    out._op = op
-    out._prev = args
-    op.seq = next(_SEQ)
-    if op.saves_inputs is True:  # the usual case, spelled out
-        op.versions = tuple([a._version for a in args])
-    else:
-        op.versions = _saved_versions(op, args)
-    if op.wants_needs:
-        op.needs = tuple([a.requires_grad for a in args])
-    if counting:
-        _count_flops(op, out, args)
-
-
-_SEQ = itertools.count()  # numbers recorded ops in the order they ran
-
-
-def _saved_versions(op: Op, args: tuple[Tensor, ...]) -> tuple[int, ...]:
-    """The versions of the inputs backward reads, to check at backward that none changed."""
-    saved = op.saves_inputs
-    if saved is True:
-        return tuple([a._version for a in args])
-    return tuple([args[i]._version for i in saved]) if saved else ()
 
 
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     """Store the op's forward and backward FLOPs on it (rules return Python ints)."""
-    xs = [a._data for a in args]
+    n = len(args)
+    xs = (args[0]._data, args[1]._data) if n == 2 else tuple([a._data for a in args])
     op.flops = op.forward_flops(out._data, *xs)
     if out.requires_grad:
-        n = len(args)
         if n > 1 and not op.wants_needs:  # the rule counts only the gradients computed
             op.needs = ((args[0].requires_grad, args[1].requires_grad) if n == 2 else
                         tuple([a.requires_grad for a in args]))

@@ -21,8 +21,6 @@ error naming the op: it is not twice differentiable yet.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -244,10 +242,14 @@ class GraphRules:
     each node's rule on Lucid ops, so the gradients are Tensors recorded as a graph; parts and
     factors written out as Lucid ops; the graph kept."""
 
-    @contextmanager
-    def running(self) -> Iterator[None]:
-        with enable_grad():
-            yield
+    def __init__(self) -> None:
+        self.grad_mode = enable_grad()
+
+    def __enter__(self) -> None:  # ``with rules:`` runs the walk recording its own graph
+        self.grad_mode.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.grad_mode.__exit__(*exc)
 
     def seed(self, root: Tensor, seed: Any) -> Tensor:
         return _as_tensor(seed, root.device)
@@ -259,8 +261,8 @@ class GraphRules:
                 "hook; hooks see arrays, not graphs. Remove the hook (handle.remove()) "
                 "or differentiate without create_graph."
             )
-        total, node._g = node._g, None
-        return total.value()
+        g, node._g = node._g, None
+        return g
 
     def backward(self, node: Tensor, g: Tensor) -> tuple[Tensor | None, ...]:
         """``node``'s backward rule as a graph: its op's forward re-run on the input Tensors
@@ -299,7 +301,8 @@ class GraphRules:
             pg = sum_to(_namespace(parent.device), pg, parent.shape)
         if pg.dtype != parent.dtype:
             pg = pg.astype(parent.dtype)
-        parent._g.add(pg)
+        total = parent._g
+        parent._g = pg if total is None else total + pg
 
     def keep(self, node: Tensor, g: Tensor) -> Tensor:
         """A Tensor with its graph, as PyTorch leaves it."""
