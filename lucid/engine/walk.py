@@ -113,11 +113,11 @@ def _walk(root: Any, seed: Any, rules: Any, keep_grad: bool, capture: dict | Non
                 wanted.append((node, g))
             for parent, pg in zip(node._prev, backward(node, g)):
                 if pg is not None and parent.requires_grad:
-                    if parent._op is not None and parent._op.seq > node._op.seq:
-                        raise written_after_use(parent, node)
                     if parent._g is None:  # the first gradient to reach parent: queue it
                         if parent._op is None:  # (_enqueue, spelled out: once per edge)
                             leaves.append(parent)
+                        elif parent._op.seq > node._op.seq:  # (a later node than this one
+                            raise written_after_use(parent, node)  # has left the heap)
                         else:
                             heappush(heap, (-parent._op.seq, parent))
                     send(node, parent, pg, g)  # added to what parent has received

@@ -522,27 +522,34 @@ def extra_output(array: Any, like: Tensor) -> Tensor:
     return Tensor._wrap(BACKENDS[like.device].asarray(array), like.device)
 
 
-
-
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     """Store the op's forward and backward FLOPs on it (rules return Python ints)."""
     n = len(args)
+    y = out._data
     xs = (args[0]._data, args[1]._data) if n == 2 else tuple([a._data for a in args])
-    op.flops = op.forward_flops(out._data, *xs)
-    if out.requires_grad:
-        if n > 1 and not op.wants_needs:  # the rule counts only the gradients computed
-            op.needs = ((args[0].requires_grad, args[1].requires_grad) if n == 2 else
-                        tuple([a.requires_grad for a in args]))
-        op.flops_bwd = op.backward_flops(out._data, *xs)
+    grad = out.requires_grad
+    if grad and n > 1 and not op.wants_needs:  # the rule counts only the gradients computed
+        op.needs = ((args[0].requires_grad, args[1].requires_grad) if n == 2 else
+                    tuple([a.requires_grad for a in args]))
+    # The one- and two-input rules called with their arguments spelled out: a call with *xs
+    # builds a tuple and takes Python's slow path, and this runs for every op counted.
+    if n == 2:
+        op.flops = op.forward_flops(y, xs[0], xs[1])
+        op.flops_bwd = op.backward_flops(y, xs[0], xs[1]) if grad else 0
+    elif n == 1:
+        op.flops = op.forward_flops(y, xs[0])
+        op.flops_bwd = op.backward_flops(y, xs[0]) if grad else 0
     else:
-        op.flops_bwd = 0
+        op.flops = op.forward_flops(y, *xs)
+        op.flops_bwd = op.backward_flops(y, *xs) if grad else 0
     if op.counts_macs:  # (left unset otherwise: lucid.cost reads a missing count as 0 MACs)
-        op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, out._data, *xs)
+        op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, y, *xs)
     if op.communicates:  # a collective: its cost is bytes on the wire, not arithmetic
-        sent, sent_bwd = op.bytes_rule(out._data, *xs)
-        op.bytes_sent, op.bytes_sent_bwd = sent, (sent_bwd if out.requires_grad else 0)
-    if MODE.recorder is not None:  # a module recorder is on: the op goes on its tape
-        MODE.recorder.record(out)
+        sent, sent_bwd = op.bytes_rule(y, *xs)
+        op.bytes_sent, op.bytes_sent_bwd = sent, (sent_bwd if grad else 0)
+    recorder = MODE.recorder
+    if recorder is not None:  # a module recorder is on: the op goes on its tape
+        recorder.record(out)
 
 
 # (op class, input dtypes) -> the dtype NumPy gives, learnt once by running the op with NumPy.
