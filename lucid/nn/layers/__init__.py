@@ -12,4 +12,5 @@ from lucid.nn.layers.pooling import *
 from lucid.nn.layers.vision import *
 from lucid.nn.layers.recurrent import *
 from lucid.nn.layers.transformer import *
-from lucid.nn.layers.more import *
+from lucid.nn.layers.padding import *
+from lucid.nn.layers.distance import *

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lucid.nn import functional as F
 from lucid.nn.module import Module
+from lucid.nn.parameter import Parameter
 from lucid.tensor import Tensor
 
 
@@ -34,6 +35,13 @@ __all__ = [
     "Hardswish",
     "Hardsigmoid",
     "ReLU6",
+    "PReLU",
+    "Hardtanh",
+    "LogSigmoid",
+    "Softsign",
+    "GLU",
+    "Softmin",
+    "Threshold",
 ]
 
 
@@ -236,3 +244,77 @@ class ReLU6(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.relu6(x)
+
+
+class PReLU(Module):
+    """max(x, 0) + a min(x, 0) with a learned slope ``a`` (one, or one per channel)."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(Tensor([init] * num_parameters, dtype="float32"))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Hardtanh(Module):
+    """x clipped to [min_val, max_val]."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.min_val, self.max_val = min_val, max_val
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.hardtanh(x, self.min_val, self.max_val)
+
+
+class LogSigmoid(Module):
+    """log(sigmoid(x)), without overflow."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.logsigmoid(x)
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softsign(x)
+
+
+class GLU(Module):
+    """a * sigmoid(b), a and b the halves of the input along ``dim``."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.glu(x, self.dim)
+
+
+class Softmin(Module):
+    """softmax(-x) along ``dim``."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softmin(x, self.dim)
+
+
+class Threshold(Module):
+    """x where x > threshold, else ``value``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value = threshold, value
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.threshold(x, self.threshold, self.value)
