@@ -650,3 +650,48 @@ def test_an_endless_sampler_with_worker_processes():
     batches = [next(it)[0].tolist() for _ in range(5)]
     assert all(len(b) == 3 and all(0 <= v < 12 for v in b) for b in batches)
     del it
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_out_writes_the_result_into_the_given_tensor(device):
+    """The tensors tutorial: torch.matmul(t, t.T, out=y3) and torch.mul(t, t, out=z3)."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 3))
+    t = lucid.tensor(a, device=device)
+    y3 = lucid.rand(4, 4, dtype=lucid.float64, device=device)
+    before = y3._version
+    assert lucid.matmul(t, t.T, out=y3) is y3
+    np.testing.assert_allclose(y3.numpy(), a @ a.T, rtol=1e-12)
+    assert y3._version == before + 1
+    z3 = lucid.zeros(4, 3, dtype=lucid.float32, device=device)
+    lucid.mul(t, t, out=z3)
+    assert z3.dtype == lucid.float32  # out keeps its dtype (a same-kind cast)
+    np.testing.assert_allclose(z3.numpy(), (a * a).astype(np.float32), rtol=1e-6)
+
+
+def test_out_resizes_with_pytorchs_warning_and_refuses_what_it_cannot_hold():
+    a = np.arange(6.0).reshape(2, 3)
+    empty = lucid.tensor(np.zeros((0,)))
+    lucid.add(lucid.tensor(a), 1.0, out=empty)  # an empty out is resized silently
+    np.testing.assert_array_equal(empty.numpy(), a + 1)
+    full = lucid.zeros(5)
+    with pytest.warns(UserWarning, match=r"add: an output with one or more elements was resized"):
+        lucid.add(lucid.tensor(a), 1.0, out=full)
+    np.testing.assert_array_equal(full.numpy(), a + 1)
+    ints = lucid.zeros(2, 3, dtype=lucid.int64)
+    with pytest.raises(TypeError, match=r"add"):
+        lucid.add(lucid.tensor(a), 0.5, out=ints)  # floats do not fit an integer tensor
+    with pytest.raises(TypeError, match=r"add\(\.\.\., out=\.\.\.\): out must be a Tensor"):
+        lucid.add(lucid.tensor(a), 1.0, out=np.zeros((2, 3)))
+
+
+def test_out_refuses_a_result_that_needs_a_gradient():
+    w = lucid.tensor(np.ones((2, 2)), requires_grad=True)
+    y = lucid.zeros(2, 2, dtype=lucid.float64)
+    with pytest.raises(RuntimeError, match=r"matmul\(\.\.\., out=\.\.\.\): the result requires "
+                                           r"grad"):
+        lucid.matmul(w, w, out=y)
+    np.testing.assert_array_equal(y.numpy(), np.zeros((2, 2)))  # left as it was
+    with lucid.no_grad():
+        lucid.matmul(w, w, out=y)
+    np.testing.assert_array_equal(y.numpy(), np.full((2, 2), 2.0))

@@ -123,6 +123,37 @@ def _store(name: str, x: Tensor, result: Tensor, cast: str = "same_kind") -> Ten
     return x
 
 
+def store_out(name: str, out: Any, result: Tensor) -> Tensor:
+    """PyTorch's ``out=`` argument: ``result`` (computed out of place) becomes ``out``'s data,
+    cast to ``out``'s dtype under NumPy's same-kind rule, and ``out`` is returned.  A result
+    of another shape resizes ``out``, with PyTorch's warning when ``out`` held elements.
+    A result that needs a gradient is refused, as PyTorch refuses it: nothing is recorded
+    through ``out=``."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(..., out=...): out must be a Tensor, got {type(out).__name__}")
+    if result.requires_grad:
+        raise RuntimeError(
+            f"{name}(..., out=...): the result requires grad, and a result written into out= "
+            f"records no gradient (PyTorch refuses it too): write y = lucid.{name}(...), or "
+            f"compute it under `with lucid.no_grad():`"
+        )
+    check(name, out, fix=f"y = lucid.{name}(...)")
+    if out.shape != result.shape:
+        if out.size:
+            warnings.warn(
+                f"{name}: an output with one or more elements was resized since it had shape "
+                f"{fmt(out.shape)}, which does not match the result's shape "
+                f"{fmt(result.shape)} (as PyTorch warns); pass an empty tensor to resize "
+                "without this warning", UserWarning, stacklevel=3)
+        check_fits(name, result._data.dtype, out._data.dtype)
+        if result.device != out.device:
+            result = result.to(out.device)
+        out._data = result._data.astype(out._data.dtype)
+        out._version += 1
+        return out
+    return _store(name, out, result)
+
+
 #: id(view) -> (a weak reference to the view, the tensor it was indexed from (kept alive by
 #: its view, as in PyTorch: ``t[i][j] = 1`` writes through a temporary ``t[i]``), the index,
 #: that tensor's version when they last agreed); entries leave with their view

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from lucid.ops import inplace
 from lucid.ops.base import FUNCTIONS, METHODS, public
 from lucid.tensor import RANDOM_STREAM, Tensor
 from lucid.types import PYTORCH_NAMES, Numeric, as_numeric
@@ -804,3 +805,32 @@ _publish_spreads()
 for _which in ("max", "min"):
     _method(public(_values_only(_which), method=True))
 _translate_keywords()
+
+
+# --------------------------------------------------------------------------------------------
+# out=: PyTorch's functions can write their result into a tensor given as ``out``
+# (``torch.matmul(a, b, out=y)``, the tensors tutorial).  The operators (``a @ b``) and the
+# methods keep the plain functions: only a call that names ``out`` pays for it.
+
+_OUT_FUNCTIONS = ("matmul", "mm", "bmm", "mul", "add", "sub", "div", "true_divide", "pow",
+                  "maximum", "minimum", "floor_divide", "remainder", "exp", "log", "sqrt",
+                  "abs", "neg", "sin", "cos", "tanh", "sigmoid", "clamp", "cat", "stack",
+                  "sum", "mean", "prod", "cumsum", "where")
+
+
+def _with_out(name: str) -> None:
+    fn = FUNCTIONS[name]
+
+    @functools.wraps(fn)
+    def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        return result if out is None else inplace.store_out(name, out, result)
+
+    for other, same in list(FUNCTIONS.items()):  # its second names too (lucid.multiply)
+        if same is fn:
+            FUNCTIONS[other] = with_out
+
+
+for _name in _OUT_FUNCTIONS:
+    if _name in FUNCTIONS:
+        _with_out(_name)
