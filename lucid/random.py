@@ -55,10 +55,9 @@ __all__ = [
 
 #: The module's single generator.  ``seed`` rewinds it in place (the object never changes, so
 #: anything holding a reference to it is reseeded too).
-_GENERATOR = np.random.default_rng()
+_GENERATOR = RANDOM_STREAM
 #: the last seed given to ``seed`` (None: the stream started from OS entropy)
 _SEED: int | None = None
-RANDOM_STREAM[0] = _GENERATOR  # p.data.normal_() draws from it too
 
 
 # --------------------------------------------------------------------------------------------

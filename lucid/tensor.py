@@ -160,11 +160,11 @@ class TensorIdioms:
 
     def uniform_(self, a: float = 0.0, b: float = 1.0) -> TensorIdioms:
         """Fill with samples of U[a, b) from Lucid's random stream (``lucid.manual_seed``)."""
-        return self._put(RANDOM_STREAM[0].uniform(a, b, tuple(self.shape)))
+        return self._put(RANDOM_STREAM.uniform(a, b, tuple(self.shape)))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> TensorIdioms:
         """Fill with samples of N(mean, std^2) from Lucid's random stream."""
-        return self._put(mean + std * RANDOM_STREAM[0].standard_normal(tuple(self.shape)))
+        return self._put(mean + std * RANDOM_STREAM.standard_normal(tuple(self.shape)))
 
     def norm(self, p: Any = 2) -> Tensor:
         """The vector p-norm of all elements, a 0-d Tensor (PyTorch's ``p.grad.norm()``)."""
@@ -378,9 +378,9 @@ def _host(x: Any) -> Any:
     return np.asarray(x)
 
 
-#: the generator ``uniform_`` / ``normal_`` draw from: lucid.random puts its own stream here
-#: when it is imported (it sits above this module), so one seed governs every draw
-RANDOM_STREAM: list[np.random.Generator] = [np.random.default_rng()]
+#: Lucid's one random stream: ``uniform_`` / ``normal_`` draw from it, and so does every
+#: function of ``lucid.random``, whose ``seed`` rewinds it in place (the object never changes)
+RANDOM_STREAM: np.random.Generator = np.random.default_rng()
 
 
 def _is_size(value: Any) -> bool:

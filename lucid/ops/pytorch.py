@@ -701,7 +701,7 @@ for _name in ("tril", "triu", "trace", "diag", "where"):
 
 def _random_fill(name: str, draw: Any) -> Any:
     def fill(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        values = Tensor(draw(RANDOM_STREAM[0], self.shape, *args, **kwargs), device=self.device)
+        values = Tensor(draw(RANDOM_STREAM, self.shape, *args, **kwargs), device=self.device)
         return self.copy_(values)
 
     fill.__name__ = fill.__qualname__ = name
