@@ -271,7 +271,8 @@ def _compare_arrays(answer: Any, expected: Any, rtol: float, atol: float,
 
 def _problem(answer: Any, expected: Any, rtol: float, atol: float,
              entries: str = "") -> str | None:
-    """What is wrong with ``answer`` (in words that do not give ``expected`` away), or None."""
+    """What is wrong with ``answer`` (in words that do not give ``expected`` away), or None:
+    asked of the check for the kind of answer expected."""
     if _unanswered(answer):
         return _NOT_ANSWERED
     if answer is None and expected is not None:
@@ -285,58 +286,74 @@ def _problem(answer: Any, expected: Any, rtol: float, atol: float,
             return f"the answer is a piece of text (a str); yours is {_kind(answer)}"
         return None if answer == expected else "not right yet"
     if isinstance(expected, dict):
-        if not isinstance(answer, dict):
-            return f"the answer is a dict; yours is {_kind(answer)}"
-        for key, value in expected.items():
-            if key not in answer:
-                return f"{key!r} is missing"
-            problem = _problem(answer[key], value, rtol, atol)
-            if problem is not None:
-                return f"{key}: {problem}"
-        extra = [key for key in answer if key not in expected]
-        return f"{extra[0]!r} should not be there" if extra else None
+        return _dict_problem(answer, expected, rtol, atol)
     if isinstance(expected, (set, frozenset)):
-        if not isinstance(answer, (set, frozenset, list, tuple)):
-            return f"the answer is a collection (a set or a list); yours is {_kind(answer)}"
-        got = set(answer)
-        if got == set(expected):
-            return None
-        extra, missing = len(got - set(expected)), len(set(expected) - got)
-        parts = ([f"{extra} of your items should not be there"] if extra else []) + \
-                ([f"{missing} items are missing"] if missing else [])
-        return " and ".join(parts)
+        return _set_problem(answer, expected)
     if _is_shape(expected):
-        if not _is_shape(tuple(answer) if isinstance(answer, list) else answer):
-            return f"the answer is a shape, a tuple of whole numbers; yours is {_kind(answer)}"
-        answer = tuple(answer)
-        if len(answer) != len(expected):
-            return f"your shape has {len(answer)} axes; the answer has another number of axes"
-        if answer == expected:
-            return None
-        if sorted(answer) == sorted(expected):
-            return "not right yet: the right sizes, in another order (transposed?)"
-        off = [i for i, (a, e) in enumerate(zip(answer, expected)) if a != e]
-        if len(off) == 1 and abs(answer[off[0]] - expected[off[0]]) == 1:
-            return f"not right yet: axis {off[0]} is off by one"
-        return "not right yet"
+        return _shape_problem(answer, expected)
     if _is_numeric(expected) and not _ragged(expected):
         return _compare_arrays(answer, expected, rtol, atol, entries)
     if isinstance(expected, (list, tuple)):  # item by item (arrays of different shapes too)
-        if not isinstance(answer, (list, tuple)):
-            return f"the answer is a list; yours is {_kind(answer)}"
-        if len(answer) != len(expected):
-            return f"your list has {len(answer)} items; the answer has another number of items"
-        for i, (a, e) in enumerate(zip(answer, expected), 1):
-            problem = _problem(a, e, rtol, atol)
-            if problem is not None:
-                return f"item {i} of {len(expected)}{f' ({entries})' if entries else ''}: " \
-                       f"{problem}"
-        return None
+        return _list_problem(answer, expected, rtol, atol, entries)
     if answer == expected:
         return None
     if type(answer) is not type(expected):
         return f"the answer is a {type(expected).__name__}; yours is {_kind(answer)}"
     return "not right yet"
+
+
+def _dict_problem(answer: Any, expected: dict, rtol: float, atol: float) -> str | None:
+    if not isinstance(answer, dict):
+        return f"the answer is a dict; yours is {_kind(answer)}"
+    for key, value in expected.items():
+        if key not in answer:
+            return f"{key!r} is missing"
+        problem = _problem(answer[key], value, rtol, atol)
+        if problem is not None:
+            return f"{key}: {problem}"
+    extra = [key for key in answer if key not in expected]
+    return f"{extra[0]!r} should not be there" if extra else None
+
+
+def _set_problem(answer: Any, expected: set | frozenset) -> str | None:
+    if not isinstance(answer, (set, frozenset, list, tuple)):
+        return f"the answer is a collection (a set or a list); yours is {_kind(answer)}"
+    got = set(answer)
+    if got == set(expected):
+        return None
+    extra, missing = len(got - set(expected)), len(set(expected) - got)
+    parts = ([f"{extra} of your items should not be there"] if extra else []) + \
+            ([f"{missing} items are missing"] if missing else [])
+    return " and ".join(parts)
+
+
+def _shape_problem(answer: Any, expected: tuple) -> str | None:
+    if not _is_shape(tuple(answer) if isinstance(answer, list) else answer):
+        return f"the answer is a shape, a tuple of whole numbers; yours is {_kind(answer)}"
+    answer = tuple(answer)
+    if len(answer) != len(expected):
+        return f"your shape has {len(answer)} axes; the answer has another number of axes"
+    if answer == expected:
+        return None
+    if sorted(answer) == sorted(expected):
+        return "not right yet: the right sizes, in another order (transposed?)"
+    off = [i for i, (a, e) in enumerate(zip(answer, expected)) if a != e]
+    if len(off) == 1 and abs(answer[off[0]] - expected[off[0]]) == 1:
+        return f"not right yet: axis {off[0]} is off by one"
+    return "not right yet"
+
+
+def _list_problem(answer: Any, expected: list | tuple, rtol: float, atol: float,
+                  entries: str) -> str | None:
+    if not isinstance(answer, (list, tuple)):
+        return f"the answer is a list; yours is {_kind(answer)}"
+    if len(answer) != len(expected):
+        return f"your list has {len(answer)} items; the answer has another number of items"
+    for i, (a, e) in enumerate(zip(answer, expected), 1):
+        problem = _problem(a, e, rtol, atol)
+        if problem is not None:
+            return f"item {i} of {len(expected)}{f' ({entries})' if entries else ''}: {problem}"
+    return None
 
 
 Mistakes = Mapping[str, Any]
