@@ -812,9 +812,10 @@ _translate_keywords()
 # (``torch.matmul(a, b, out=y)``, the tensors tutorial).  The operators (``a @ b``) and the
 # methods keep the plain functions: only a call that names ``out`` pays for it.
 
+# (Not the one-input math functions: ``lucid.tanh(x)`` sits in hot loops, and a wrapper is a
+# Python call more on every call.)
 _OUT_FUNCTIONS = ("matmul", "mm", "bmm", "mul", "add", "sub", "div", "true_divide", "pow",
-                  "maximum", "minimum", "floor_divide", "remainder", "exp", "log", "sqrt",
-                  "abs", "neg", "sin", "cos", "tanh", "sigmoid", "clamp", "cat", "stack",
+                  "maximum", "minimum", "floor_divide", "remainder", "clamp", "cat", "stack",
                   "sum", "mean", "prod", "cumsum", "where")
 
 
