@@ -30,6 +30,9 @@ from lucid.shapes import fmt
 
 _PY_SCALARS = (bool, int, float, complex)
 
+# object.__new__ read once: Tensor._wrap, which makes every op's result, calls it
+_new_object = object.__new__
+
 
 class RemovableHandle:
     """Returned by :meth:`Tensor.register_hook`; call it (or ``.remove()``) to remove the hook."""
@@ -493,7 +496,7 @@ class Tensor:
     @classmethod
     def _wrap(cls, data: Any, device: str, requires_grad: bool = False) -> Tensor:
         """Wrap an existing backend array without copying or checking (internal fast path)."""
-        t = object.__new__(cls)
+        t = _new_object(cls)
         t._data = data
         t._grad = None
         t.requires_grad = requires_grad

@@ -101,27 +101,29 @@ def _walk(root: Any, seed: Any, rules: Any, keep_grad: bool, capture: dict | Non
     heap: list = []  # nodes made by ops, keyed by -seq (latest first)
     leaves: list = []  # nodes no op made, in the order gradients first reached them
     wanted: list = []
-    take, backward, send = rules.take, rules.backward, rules.send
+    backward, send = rules.backward, rules.send
     node = root
     try:
         _enqueue(root, heap, leaves)
         root._g = seed
         while heap:
-            node = heappop(heap)[1]
-            g = take(node)  # every contribution has arrived: the sum, through hooks
+            order, node = heappop(heap)
+            # every contribution has arrived: the sum g, and what the node's rule makes of it
+            g, grads = backward(node)  # (one gradient per input)
             if (node in capture) if capture is not None else (keep_grad or node.keep_grad):
                 wanted.append((node, g))
-            for parent, pg in zip(node._prev, backward(node, g)):
+            for parent, pg in zip(node._prev, grads):
                 if pg is not None and parent.requires_grad:
                     if parent._g is None:  # the first gradient to reach parent: queue it
-                        if parent._op is None:  # (_enqueue, spelled out: once per edge)
+                        op = parent._op  # (_enqueue, spelled out: once per edge)
+                        if op is None:
                             leaves.append(parent)
-                        elif parent._op.seq > node._op.seq:  # (a later node than this one
-                            raise written_after_use(parent, node)  # has left the heap)
+                        elif -op.seq < order:  # (made after this node, which the heap
+                            raise written_after_use(parent, node)  # has given up already)
                         else:
-                            heappush(heap, (-parent._op.seq, parent))
+                            heappush(heap, (-op.seq, parent))
                     send(node, parent, pg, g)  # added to what parent has received
-        return wanted + [(leaf, take(leaf)) for leaf in leaves]
+        return wanted + [(leaf, rules.take(leaf)) for leaf in leaves]
     except BaseException:  # an exception (Ctrl-C) mid-walk leaves no gradient in flight
         for n in [node] + [n for _, n in heap] + leaves:
             n._g = None
@@ -200,10 +202,16 @@ class ArrayRules:
             g = g.value()
         return _run_hooks(node, g) if node._hooks else g
 
-    def backward(self, node: Any, g: Any) -> tuple:
-        """The node's op turns dL/dnode into one gradient per input (its backward rule), after
-        checking that the values it saved are still the ones it saw (an in-place change since
-        the forward pass is an error); then it drops them, unless the graph is kept."""
+    def backward(self, node: Any) -> tuple:
+        """Take ``node``'s complete gradient (as :meth:`take` does), and have its op turn it
+        into one gradient per input (its backward rule), after checking that the values it
+        saved are still the ones it saw (an in-place change since the forward pass is an
+        error); then it drops them, unless the graph is kept."""
+        g, node._g = node._g, None  # (take, spelled out: once per node)
+        if type(g) is Total:
+            g = g.value()
+        if node._hooks:
+            g = _run_hooks(node, g)
         op = node._op
         versions = op.versions
         if versions:  # the inputs it saved must still hold the values it saw
@@ -213,7 +221,7 @@ class ArrayRules:
                     raise _version_error(node, op)
         elif versions is None:
             raise released_error(node)
-        if op.saves_output and node._version:
+        if node._version and op.saves_output:
             raise _version_error(node, op)
         if op.wants_final:
             op.final = not self.retain_graph
@@ -222,11 +230,12 @@ class ArrayRules:
             grads = fallback.backward(op, backend, g)
         else:
             grads = op.backward(backend.xp, g)
-        if not self.retain_graph:
-            op.release()
+        if not self.retain_graph:  # op.release(), spelled out (once per node)
+            op.__dict__.clear()
+            op.versions = None
         if self.observe is not None:
             self.observe(node, _dense(grads, backend.xp))
-        return grads
+        return g, grads
 
     def send(self, node: Any, parent: Any, pg: Any, g: Any) -> None:
         """Add ``pg`` (one input's share of dL/dnode) to ``parent``'s total: summed down to

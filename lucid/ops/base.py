@@ -323,7 +323,20 @@ def apply(op: Op, *args: Any) -> Tensor:
             break
     else:
         device = a.device
-    data = _run_forward(op, device, args)           # 2. forward on that device's arrays
+    backend = BACKENDS[device]                      # 2. forward on that device's arrays
+    try:
+        if backend.max_size is None:  # NumPy: the op's forward as is
+            n = len(args)
+            if n == 2:  # spelled out: the commonest calls skip building a list
+                data = op.forward(backend.xp, args[0]._data, args[1]._data)
+            elif n == 1:
+                data = op.forward(backend.xp, args[0]._data)
+            else:
+                data = op.forward(backend.xp, *[a._data for a in args])
+        else:  # MLX: never an empty or oversized array, NumPy for an op it lacks
+            data = _forward_within_limits(op, backend, args)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise _forward_error(op, device, args, exc) from None
     return _result(op, data, device, args)          # 3. the result, a graph node if wanted
 
 
@@ -406,34 +419,21 @@ def _pick_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, .
     return device, tuple(a if a.device == device else a.to(device) for a in args)
 
 
-def _run_forward(op: Op, device: str, args: tuple[Tensor, ...]) -> Any:
-    """``op.forward`` on the device's namespace and the inputs' arrays."""
-    __tracebackhide__ = True  # IPython shows the caller's line, not this frame
-    backend = BACKENDS[device]
-    try:
-        if backend.max_size is not None:  # MLX: no empty or oversized array may reach it
-            return _forward_within_limits(op, backend, args)
-        if op.fallback and device != "cpu":
-            return fallback.forward(op, backend, [a._data for a in args])
-        n = len(args)
-        if n == 2:  # spelled out: the commonest calls skip building a list
-            return op.forward(backend.xp, args[0]._data, args[1]._data)
-        if n == 1:
-            return op.forward(backend.xp, args[0]._data)
-        return op.forward(backend.xp, *[a._data for a in args])
-    except (TypeError, ValueError) as exc:  # the array library refusing the dtypes (bool -
-        raise _named(op, args, exc) from None  # bool) or the values (ints to negative powers)
-    except OverflowError as exc:  # a size past what the array library can index
-        shapes = ", ".join(fmt(a.shape) for a in args)
-        raise op.error(f"inputs {shapes} on {device!r}: {exc} (the \"gpu\" device's sizes are "
-                       "32-bit integers: split the work into smaller pieces, or compute it on "
-                       "'cpu')"
-                       if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError) from None
+def _forward_error(op: Op, device: str, args: tuple[Tensor, ...], exc: Exception) -> Exception:
+    """The error for a forward that the array library refused: the dtypes (bool - bool), the
+    values (ints to negative powers) or a size past what it can index (OverflowError)."""
+    if not isinstance(exc, OverflowError):
+        return _named(op, args, exc)
+    shapes = ", ".join(fmt(a.shape) for a in args)
+    return op.error(f"inputs {shapes} on {device!r}: {exc} (the \"gpu\" device's sizes are "
+                    "32-bit integers: split the work into smaller pieces, or compute it on "
+                    "'cpu')"
+                    if device != "cpu" else f"inputs {shapes}: {exc}", OverflowError)
 
 
 def _forward_within_limits(op: Op, backend: Any, args: tuple[Tensor, ...]) -> Any:
     """``op.forward`` on a device whose arrays have size limits (MLX).  (A function of its
-    own: the closure below would cost every op call two cells if it sat in _run_forward.)"""
+    own: the closure below would cost every op call two cells if it sat in apply.)"""
     return fallback.run_within_limits(
         op, backend, [a._data for a in args],
         lambda: flops_enabled() or (grad_enabled() and op.differentiable
@@ -463,14 +463,20 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
     backward will read (to find an in-place change made since), and, while counting, its
     FLOPs.  (Recorded here, not in a function of its own: this runs once per op.)
     """
-    free, requires, logical = True, False, None
-    for a in args:
-        if not a._free:
-            free = False
-        if a.requires_grad:
-            requires = True
-        if a._dtype is not None:
-            logical = a._dtype
+    if len(args) == 2:  # spelled out: the commonest case skips a loop
+        a, b = args
+        free = a._free and b._free
+        requires = a.requires_grad or b.requires_grad
+        logical = a._dtype if b._dtype is None else b._dtype
+    else:
+        free, requires, logical = True, False, None
+        for a in args:
+            if not a._free:
+                free = False
+            if a.requires_grad:
+                requires = True
+            if a._dtype is not None:
+                logical = a._dtype
     if device != "cpu" and op.numpy_dtypes:
         data, logical = _numpy_result_dtype(op, args, data, logical)
     if MODE.fast:  # grad on, not counting, no mode block open: the training loop
@@ -524,32 +530,42 @@ def extra_output(array: Any, like: Tensor) -> Tensor:
 
 def _count_flops(op: Op, out: Tensor, args: tuple[Tensor, ...]) -> None:
     """Store the op's forward and backward FLOPs on it (rules return Python ints)."""
-    n = len(args)
     y = out._data
-    xs = (args[0]._data, args[1]._data) if n == 2 else tuple([a._data for a in args])
-    grad = out.requires_grad
-    if grad and n > 1 and not op.wants_needs:  # the rule counts only the gradients computed
-        op.needs = ((args[0].requires_grad, args[1].requires_grad) if n == 2 else
-                    tuple([a.requires_grad for a in args]))
+    grad = out.requires_grad  # the backward rule counts only if there will be a backward
+    n = len(args)
     # The one- and two-input rules called with their arguments spelled out: a call with *xs
     # builds a tuple and takes Python's slow path, and this runs for every op counted.
-    if n == 2:
-        op.flops = op.forward_flops(y, xs[0], xs[1])
-        op.flops_bwd = op.backward_flops(y, xs[0], xs[1]) if grad else 0
-    elif n == 1:
-        op.flops = op.forward_flops(y, xs[0])
-        op.flops_bwd = op.backward_flops(y, xs[0]) if grad else 0
+    if n == 1:
+        x = args[0]._data
+        op.flops = op.forward_flops(y, x)
+        op.flops_bwd = op.backward_flops(y, x) if grad else 0
+    elif n == 2:
+        a, b = args
+        if grad and not op.wants_needs:  # the rule counts only the gradients computed
+            op.needs = (a.requires_grad, b.requires_grad)
+        a, b = a._data, b._data
+        op.flops = op.forward_flops(y, a, b)
+        op.flops_bwd = op.backward_flops(y, a, b) if grad else 0
     else:
+        if grad and not op.wants_needs:
+            op.needs = tuple([a.requires_grad for a in args])
+        xs = [a._data for a in args]
         op.flops = op.forward_flops(y, *xs)
         op.flops_bwd = op.backward_flops(y, *xs) if grad else 0
+    if op.counts_macs or op.communicates:
+        _count_macs_and_bytes(op, y, [a._data for a in args], grad)
+    recorder = MODE.recorder
+    if recorder is not None:  # a module recorder is on: the op goes on its tape
+        recorder.record(out)
+
+
+def _count_macs_and_bytes(op: Op, y: Any, xs: list, grad: bool) -> None:
+    """How many of an op's counts are multiply-adds, and what a collective sends."""
     if op.counts_macs:  # (left unset otherwise: lucid.cost reads a missing count as 0 MACs)
         op.macs, op.macs_bwd = op.macs_of(op.flops, op.flops_bwd, y, *xs)
     if op.communicates:  # a collective: its cost is bytes on the wire, not arithmetic
         sent, sent_bwd = op.bytes_rule(y, *xs)
         op.bytes_sent, op.bytes_sent_bwd = sent, (sent_bwd if grad else 0)
-    recorder = MODE.recorder
-    if recorder is not None:  # a module recorder is on: the op goes on its tape
-        recorder.record(out)
 
 
 # (op class, input dtypes) -> the dtype NumPy gives, learnt once by running the op with NumPy.

@@ -264,9 +264,11 @@ class GraphRules:
         g, node._g = node._g, None
         return g
 
-    def backward(self, node: Tensor, g: Tensor) -> tuple[Tensor | None, ...]:
-        """``node``'s backward rule as a graph: its op's forward re-run on the input Tensors
-        (the saved values, recomputed as Tensors), then its backward on ``g``."""
+    def backward(self, node: Tensor) -> tuple[Tensor, tuple[Tensor | None, ...]]:
+        """``node``'s gradient ``g`` (:meth:`take`) and its backward rule as a graph: its op's
+        forward re-run on the input Tensors (the saved values, recomputed as Tensors), then
+        its backward on ``g``."""
+        g = self.take(node)
         op: Op = node._op
         if op.versions is None:
             raise released_error(node)
@@ -287,7 +289,7 @@ class GraphRules:
                 f"({type(exc).__name__}: {exc}). Differentiate this op only once "
                 "(create_graph=False)."
             ) from exc
-        return grads
+        return g, grads
 
     def send(self, node: Tensor, parent: Tensor, pg: Any, g: Tensor) -> None:
         """Add ``pg`` to ``parent``'s total as a Tensor of its shape and dtype (parts and
