@@ -478,7 +478,7 @@ def _move_in_place(t: Tensor, device: str) -> None:
         grad = grad.to(device)._data
     t._data = moved._data
     t._dtype = moved._dtype
-    t.device = device
+    t.device = moved.device
     t.grad = grad
 
 

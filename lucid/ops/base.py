@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from lucid.backends import BACKENDS, fallback
+from lucid.backends import BACKENDS, TENSOR_DEVICES, fallback
 from lucid.engine.mode import MODE, flops_enabled, grad_enabled, settle
 from lucid.shapes import fmt
 from lucid.tensor import _PY_SCALARS, Tensor
@@ -316,8 +316,8 @@ def apply(op: Op, *args: Any) -> Tensor:
     """
     __tracebackhide__ = True  # IPython shows the caller's line, not this frame
     first = args[0]
-    for a in args:
-        if not isinstance(a, Tensor) or a.device != first.device:
+    for a in args:  # (``is``: a tensor's device is one of two objects, and the gpu one
+        if not isinstance(a, Tensor) or a.device is not first.device:  # compares in Python)
             args = _as_tensors(op, args)            # 1. numbers, lists, arrays -> tensors
             device, args = _pick_device(op, args)   #    on the one device the op runs on
             break
@@ -406,7 +406,7 @@ def _pick_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, .
         if a.device != device:
             break
     else:
-        return device, args  # the usual case: one device already
+        return TENSOR_DEVICES[device], args  # one device already (an equal object: the op's)
     fixed = {a.device for a in args if not a._free}
     if len(fixed) > 1:
         listed = ", ".join(f"{a.describe()} on {a.device!r}" for a in args)
@@ -416,6 +416,7 @@ def _pick_device(op: Op, args: tuple[Tensor, ...]) -> tuple[str, tuple[Tensor, .
         device = fixed.pop()
     else:
         device = "gpu" if any(a.device == "gpu" for a in args) else "cpu"
+    device = TENSOR_DEVICES[device]  # the device object itself (a name or an equal object)
     return device, tuple(a if a.device == device else a.to(device) for a in args)
 
 
@@ -477,7 +478,7 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
                 requires = True
             if a._dtype is not None:
                 logical = a._dtype
-    if device != "cpu" and op.numpy_dtypes:
+    if device is not _CPU and op.numpy_dtypes:
         data, logical = _numpy_result_dtype(op, args, data, logical)
     if MODE.fast:  # grad on, not counting, no mode block open: the training loop
         grad, counting = True, False
@@ -515,6 +516,8 @@ def _result(op: Op, data: Any, device: str, args: tuple[Tensor, ...]) -> Tensor:
 
 
 _SEQ = itertools.count()  # numbers recorded ops in the order they ran
+
+_CPU = TENSOR_DEVICES["cpu"]  # the "cpu" device object (compared by identity: once per op)
 
 # Tensor._wrap looked up once: read off the class, a classmethod makes a new bound method
 # at every call, and _result runs once per op.
