@@ -213,16 +213,8 @@ class ArrayRules:
         if node._hooks:
             g = _run_hooks(node, g)
         op = node._op
-        versions = op.versions
-        if versions:  # the inputs it saved must still hold the values it saw
-            saved = node._prev if op.saves_inputs is True else _saved_inputs(node, op)
-            for parent, version in zip(saved, versions):
-                if parent._version != version:
-                    raise _version_error(node, op)
-        elif versions is None:
-            raise released_error(node)
-        if node._version and op.saves_output:
-            raise _version_error(node, op)
+        if op.versions or op.versions is None or node._version:  # something to check
+            _check_saved(node, op)
         if op.wants_final:
             op.final = not self.retain_graph
         backend = BACKENDS[node.device]
@@ -315,9 +307,24 @@ def released_error(node: Any) -> RuntimeError:
     )
 
 
-def _saved_inputs(node: Any, op: Any) -> Any:
-    """The inputs whose versions ``op.versions`` holds: those ``saves_inputs`` names."""
-    return [node._prev[i] for i in op.saves_inputs]
+def _check_saved(node: Any, op: Any) -> None:
+    """Raise if what ``op`` saved for its backward is gone (an earlier backward released it)
+    or was changed in place since the forward pass: a saved input (the inputs its
+    ``versions`` are of) or its output."""
+    versions = op.versions
+    if versions is None:
+        raise released_error(node)
+    if node._version and op.saves_output:
+        raise _version_error(node, op)
+    if not versions:
+        return
+    saved = node._prev if op.saves_inputs is True else [node._prev[i] for i in op.saves_inputs]
+    if len(versions) == 2:  # spelled out: the commonest case (a product, a matmul)
+        changed = saved[0]._version != versions[0] or saved[1]._version != versions[1]
+    else:
+        changed = any(parent._version != version for parent, version in zip(saved, versions))
+    if changed:
+        raise _version_error(node, op)
 
 
 def _run_hooks(node: Any, g: Any) -> Any:
