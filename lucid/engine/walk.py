@@ -86,7 +86,11 @@ def run_backward(
 
     ``rules`` says how a node's rule runs and how gradients are added: on arrays
     (:class:`ArrayRules`, the default), or on Lucid ops so that the gradients are Tensors with
-    graphs of their own (``create_graph=True``; the ops layer's ``GraphRules``).
+    graphs of their own (``create_graph=True``; the ops layer's ``GraphRules``).  Both have
+    the same methods: ``seed(root, seed)``; ``backward(node)``, which takes the node's
+    complete gradient ``g`` off it and returns ``g`` with its rule's gradient for each input;
+    ``send(node, parent, pg, g)``, which adds one of those to what ``parent`` has received;
+    ``take(leaf)``; ``keep(node, g)``, the new ``.grad``; and ``with rules:`` around the walk.
     """
     if root._op is not None and root._op.versions is None:
         raise released_error(root)  # before any gradient has been touched
@@ -196,7 +200,8 @@ class ArrayRules:
         return seed
 
     def take(self, node: Any) -> Any:
-        """Take ``node``'s complete gradient off it, through its hooks."""
+        """Take ``node``'s complete gradient off it, through its hooks (a leaf's; a node made
+        by an op has its gradient taken by :meth:`backward`)."""
         g, node._g = node._g, None
         if type(g) is Total:  # parts or factors arrived: add them up now
             g = g.value()
