@@ -62,7 +62,9 @@ def run(quick: bool = False) -> list[Row]:
     torch = optional("torch")
     if torch:
         fns["torch"] = _torch_chain(torch)
-    t = {k: v * per_op for k, v in timeit_many(fns, number=number).items()}
+    # Each batch takes about 15 ms: the best of 25 rather than 9 outlasts a busy second of a
+    # shared machine, which would otherwise decide the count_flops ratio.
+    t = {k: v * per_op for k, v in timeit_many(fns, repeat=25, number=number).items()}
     row = Row("B1 per-op overhead, fwd+bwd, (8,8) f32", "us/op", target="lucid <= 2x torch")
     row.values = {"lucid": t["lucid"], "torch": t.get("torch")}
     flops = Row("B1 with count_flops() on", "us/op", target="-")
