@@ -21,14 +21,14 @@ first).  No recursion anywhere: a 100,000-op chain is an ordinary loop.  Leaves 
 op made) are visited last, in the order gradients first reached them.
 
 Gradients in flight are summed in ``Tensor._g`` (a plain array, until a part or factors
-arrive: then a :class:`~lucid.engine.grads.Total`);
-only leaves (and tensors asked to ``keep_grad``) keep theirs in ``.grad``, accumulating across
-backward calls as in PyTorch, and all of them are written when the walk is done (an interrupt
-leaves every ``.grad`` as it was).  What differs between a first-order walk (arrays) and one
-that records its own graph (``create_graph=True``: Tensors) lives in a *rules* object:
-:class:`ArrayRules` here, ``GraphRules`` in the ops layer.  Each op drops what
-it saved for backward ("the graph is released") right after its rule has run, unless
-``retain_graph=True``.
+arrive: then a :class:`~lucid.engine.grads.Total`); only leaves (and tensors asked to
+``keep_grad``) keep theirs in ``.grad``, accumulating across backward calls as in PyTorch,
+and all of them are written when the walk is done (an interrupt leaves every ``.grad`` as it
+was).  What differs between a first-order walk (arrays) and one that records its own graph
+(``create_graph=True``: Tensors) lives in a *rules* object: :class:`ArrayRules` here,
+``GraphRules`` in the ops layer (:func:`run_backward` lists what a rules object does).  Each
+op drops what it saved for backward ("the graph is released") right after its rule has run,
+unless ``retain_graph=True``.
 """
 
 from __future__ import annotations
