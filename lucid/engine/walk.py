@@ -26,8 +26,8 @@ arrive: then a :class:`~lucid.engine.grads.Total`); only leaves (and tensors ask
 and all of them are written when the walk is done (an interrupt leaves every ``.grad`` as it
 was).  What differs between a first-order walk (arrays) and one that records its own graph
 (``create_graph=True``: Tensors) lives in a *rules* object: :class:`ArrayRules` here,
-``GraphRules`` in the ops layer (:func:`run_backward` lists what a rules object does).  Each
-op drops what it saved for backward ("the graph is released") right after its rule has run,
+``GraphRules`` in the ops layer (:func:`run_backward` lists what a rules object does).  What
+an op saved for backward is dropped ("the graph is released") right after its rule has run,
 unless ``retain_graph=True``.
 """
 
@@ -227,8 +227,8 @@ class ArrayRules:
             grads = fallback.backward(op, backend, g)
         else:
             grads = op.backward(backend.xp, g)
-        if not self.retain_graph:  # op.release(), spelled out (once per node)
-            op.__dict__.clear()
+        if not self.retain_graph:  # release the graph: drop what the op saved for backward
+            op.__dict__.clear()  # (a second backward then finds versions None and raises)
             op.versions = None
         if self.observe is not None:
             self.observe(node, _dense(grads, backend.xp))

@@ -70,8 +70,8 @@ class Op:
     # ``flops_bwd`` (recorded under count_flops, with ``macs`` and ``macs_bwd``: how many of
     # them are multiply-adds), ``bytes_sent`` and ``bytes_sent_bwd`` (recorded alike for an op
     # that ``communicates``) and ``module`` (the module call that ran it, set by a recorder)
-    # are the engine's; everything an op saves for its backward goes in ``__dict__`` and is
-    # dropped by ``release``.
+    # are the engine's; everything an op saves for its backward goes in ``__dict__``, which
+    # the backward walk clears once the op's rule has run (unless the graph is retained).
     __slots__ = ("__dict__", "seq", "versions", "flops", "flops_bwd", "macs", "macs_bwd",
                  "bytes_sent", "bytes_sent_bwd", "module")
 
@@ -168,11 +168,6 @@ class Op:
         raise self.error("no bytes rule: an op that communicates defines bytes_rule(self, out, "
                          "x) returning (bytes sent forward, bytes sent backward)",
                          NotImplementedError)
-
-    def release(self) -> None:
-        """Drop what was saved for backward; a second backward then raises."""
-        self.__dict__.clear()
-        self.versions = None
 
     def error(self, message: str, kind: type[Exception] = ValueError) -> Exception:
         """An exception whose message starts with this op's name (its class name when it has
